@@ -1,0 +1,76 @@
+"""Design diagnostics from the per-document sums (methods.md, "Diagnostics").
+
+The intraclass correlation and the design effect explain why chunk-level intervals are too narrow;
+they are not a substitute for the document-level variance (an "effective n" Wald interval is only a
+baseline).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .results import Diagnostics
+
+__all__ = ["icc_anova", "diagnose", "QUANTILES"]
+
+QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+
+
+def icc_anova(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
+    """One-way ANOVA intraclass correlation (Donner 1986) from per-document sums.
+
+    ``SSB = sum n_d (r_d - R)^2``, ``SSW = sum (q_d - s_d^2/n_d)``, ``MSB = SSB/(K-1)``,
+    ``MSW = SSW/(N-K)``, ``n0 = (N - sum n_d^2/N)/(K-1)``,
+    ``ICC = (MSB - MSW) / (MSB + (n0 - 1) MSW)``. Can be negative; 0/0 gives 0.
+    NaN when every document has a single measurement (``N = K``: no within-document variance).
+    """
+    K = n.size
+    N = n.sum()
+    if N <= K:
+        return float("nan")
+    r = s / n
+    R = s.sum() / N
+    ssb = float(np.sum(n * (r - R) ** 2))
+    ssw = float(np.sum(np.maximum(q - s * s / n, 0.0)))
+    msb = ssb / (K - 1)
+    msw = ssw / (N - K)
+    n0 = (N - np.sum(n * n) / N) / (K - 1)
+    den = msb + (n0 - 1) * msw
+    if den == 0:
+        return 0.0
+    return float((msb - msw) / den)
+
+
+def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float) -> Diagnostics:
+    """All diagnostics of one sample. ``var_cr1`` is the CR1 variance of the micro mean (no FPC)."""
+    K = n.size
+    N = float(n.sum())
+    r = s / n
+    sum_n2 = float(np.sum(n * n))
+    notes = []
+    if q is None:
+        icc = deff = n_eff = deff_realised = float("nan")
+        notes.append("ICC and design effect need the sums of squared scores (q)")
+    else:
+        icc = icc_anova(n, s, q)
+        if np.isnan(icc):
+            notes.append("ICC undefined: every document has a single measurement")
+        deff = 1.0 + (sum_n2 / N - 1.0) * icc
+        n_eff = N / deff if deff > 0 else float("nan")
+        S = float(s.sum())
+        var_y = (float(q.sum()) - S * S / N) / (N - 1) if N > 1 else float("nan")
+        deff_realised = var_cr1 / (var_y / N) if var_y > 0 else float("nan")
+    qn = np.quantile(n, QUANTILES)
+    qr = np.quantile(r, QUANTILES)
+    return Diagnostics(
+        icc=icc, deff=deff, n_eff=n_eff, deff_realised=deff_realised,
+        g_star=N * N / sum_n2, max_share=float(n.max() / N),
+        frac_rate_0=float(np.mean(s == 0)), frac_rate_1=float(np.mean(s == n)),
+        n_quantiles={_qname(p): float(v) for p, v in zip(QUANTILES, qn)},
+        rate_quantiles={_qname(p): float(v) for p, v in zip(QUANTILES, qr)},
+        notes=tuple(notes),
+    )
+
+
+def _qname(p: float) -> str:
+    return {0.0: "min", 1.0: "max", 0.5: "median"}.get(p, f"p{int(round(p * 100)):02d}")

@@ -1,0 +1,246 @@
+"""Single-system estimates: both estimands, every interval method of methods.md.
+
+:func:`estimate` is the one entry point the CLI, the notebooks and the API share.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import stats
+
+from . import micro as _micro
+from .bootstrap import BootstrapDraws, document_bootstrap
+from .diagnostics import diagnose
+from .errors import ParameterError
+from .macro import macro_mean, var_macro
+from .results import ConfidenceInterval, Estimates, Interval
+from .table import DocTable
+
+__all__ = ["estimate", "DEFAULT_REPLICATES", "DEFAULT_SEED"]
+
+DEFAULT_REPLICATES = 9999
+DEFAULT_SEED = 1
+
+FPC_HEURISTIC = ("finite population correction (1 - K/M) applied to a method it was not derived for: "
+                 "a heuristic")
+
+
+def estimate(table: DocTable, *, level: float = 0.95, population_size: int | None = None,
+             replicates: int = DEFAULT_REPLICATES, seed: int | None = DEFAULT_SEED) -> Estimates:
+    """Estimate the micro and macro means of one system with every interval method.
+
+    Parameters
+    ----------
+    table : DocTable
+        Per-document sums (see :func:`perdoc.load_chunks`).
+    level : float
+        Confidence level, strictly between 0 and 1.
+    population_size : int, optional
+        M, the number of documents in the population the K documents were drawn from without
+        replacement. Multiplies every variance by ``1 - K/M``.
+    replicates : int
+        Document bootstrap replicates; 0 skips the bootstrap.
+    seed : int, optional
+        Seed of the bootstrap's random generator (numpy ``default_rng``).
+    """
+    level, population_size, replicates, seed = _validate(table, level, population_size,
+                                                         replicates, seed)
+    n, s, q = table.n, table.s, table.q
+    K, N = table.K, table.N
+    alpha = 1.0 - level
+    f = 0.0 if population_size is None else K / population_size
+    fpc = math.sqrt(1.0 - f)
+    census = population_size is not None and population_size == K
+    r = s / n
+    flat = bool(np.all(r == r[0]))
+    flat_reason = (f"zero variance: every document has the same rate ({r[0]:.6g}), "
+                   "so the documents carry no information about sampling error")
+    ctx = _Ctx(level=level, alpha=alpha, fpc=fpc, census=census, flat_reason=flat_reason if flat else None)
+
+    R = _micro.ratio(n, s)
+    rbar = macro_mean(n, s)
+    v1 = _micro.var_cr1(n, s)
+    v2 = _micro.var_cr2(n, s)
+    v3 = _micro.var_cr3(n, s)
+    df_bm = _micro.df_bell_mccaffrey(n)
+    fpc_note = (FPC_HEURISTIC,) if population_size is not None else ()
+
+    intervals = [
+        ctx.t("micro", "cr1", "CR1, t with K-1 df", R, math.sqrt(v1), K - 1.0,
+              role="alternative"),
+        ctx.t("micro", "cr2", "CR2, Bell-McCaffrey df", R, math.sqrt(v2), df_bm,
+              role="primary", notes=fpc_note),
+    ]
+    if q is not None:
+        df_ik = _micro.df_imbens_kolesar(n, s, q)
+        intervals.append(ctx.t("micro", "cr2_ik", "CR2, Imbens-Kolesar df (exchangeable working model)",
+                               R, math.sqrt(v2), df_ik, role="alternative", notes=fpc_note))
+    intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife-type), t with K-1 df", R, math.sqrt(v3),
+                           K - 1.0, role="alternative", notes=fpc_note))
+
+    draws = None
+    if replicates > 0:
+        draws = document_bootstrap(n, s, replicates, seed)
+        intervals += [
+            ctx.boot_t("micro", R, math.sqrt(v1), draws.micro, draws.micro_se, draws,
+                       "bootstrap-t by document, studentised by each replicate's CR1"),
+            ctx.percentile("micro", R, draws.micro, draws),
+        ]
+
+    # contrast baselines
+    diag = diagnose(n, s, q, v1)
+    intervals += _baselines(ctx, table, R, diag.n_eff)
+
+    # macro
+    intervals.append(ctx.t("macro", "t", "t on document rates, K-1 df", rbar, math.sqrt(var_macro(n, s)),
+                           K - 1.0, role="primary"))
+    if draws is not None:
+        intervals += [
+            ctx.boot_t("macro", rbar, math.sqrt(var_macro(n, s)), draws.macro, draws.macro_se, draws,
+                       "bootstrap-t by document, studentised by each replicate's sd(r)/sqrt(K)"),
+            ctx.percentile("macro", rbar, draws.macro, draws),
+        ]
+
+    notes = list(table.notes)
+    if census:
+        notes.append("census: the K documents are the whole population (K = M), so there is no "
+                     "sampling error and every interval is the estimate itself")
+    elif population_size is not None:
+        notes.append(f"finite population correction applied: variances times 1 - K/M = {1 - f:.6g}")
+    if flat:
+        notes.append(flat_reason)
+    return Estimates(K=K, N=N, level=level, population_size=population_size,
+                     micro_estimate=R, macro_estimate=rbar, intervals=tuple(intervals),
+                     diagnostics=diag, replicates=replicates, seed=seed, notes=tuple(notes),
+                     bootstrap={} if draws is None else {"draws": draws})
+
+
+class _Ctx:
+    """What every interval of one call shares: level, FPC factor, census and degeneracy flags."""
+
+    def __init__(self, level, alpha, fpc, census, flat_reason):
+        self.level, self.alpha, self.fpc = level, alpha, fpc
+        self.census, self.flat_reason = census, flat_reason
+
+    def _degenerate(self, se: float) -> str | None:
+        if self.census:
+            return None
+        if self.flat_reason is not None:
+            return self.flat_reason
+        if not (se > 0 and math.isfinite(se)):
+            return "zero standard error: no interval"
+        return None
+
+    def t(self, estimand, method, label, est, se, df, *, role, notes=()) -> Interval:
+        se = se * self.fpc
+        reason = self._degenerate(se)
+        ci = None
+        if reason is None:
+            if self.census:
+                ci = ConfidenceInterval(est, est)
+            elif not (df > 0 and math.isfinite(df)):
+                reason = "degrees of freedom undefined for this sample"
+            else:
+                half = stats.t.ppf(1.0 - self.alpha / 2.0, df) * se
+                ci = ConfidenceInterval(est - half, est + half)
+        return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
+                        se=se, df=df, ci=ci, reason=reason, role=role, notes=tuple(notes))
+
+    def z(self, estimand, method, label, est, se, *, notes=(), extra=None) -> Interval:
+        reason = None
+        ci = None
+        if se is None or not math.isfinite(se):
+            reason = "not available: " + (notes[0] if notes else "no variance")
+            se = None
+        else:
+            se = se * self.fpc
+            if self.census:
+                ci = ConfidenceInterval(est, est)
+            elif se > 0:
+                half = stats.norm.ppf(1.0 - self.alpha / 2.0) * se
+                ci = ConfidenceInterval(est - half, est + half)
+            else:
+                reason = "zero chunk-level variance: every score is the same"
+        return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
+                        se=se, ci=ci, reason=reason, role="baseline", notes=tuple(notes),
+                        extra=extra or {})
+
+    def boot_t(self, estimand, est, se, theta, se_star, draws: BootstrapDraws, label) -> Interval:
+        se = se * self.fpc
+        ok = ~draws.degenerate
+        extra = {"replicates": draws.replicates, "degenerate_fraction": draws.degenerate_fraction}
+        reason = self._degenerate(se)
+        ci = None
+        if reason is None and not ok.any():
+            reason = "every bootstrap replicate is degenerate (all drawn documents share one rate)"
+        if reason is None:
+            if self.census:
+                ci = ConfidenceInterval(est, est)
+            else:
+                tstar = (theta[ok] - est) / se_star[ok]
+                lo, hi = np.quantile(tstar, [self.alpha / 2.0, 1.0 - self.alpha / 2.0])
+                ci = ConfidenceInterval(est - hi * se, est - lo * se)
+        return Interval(estimand=estimand, method="bootstrap_t", label=label, estimate=est,
+                        level=self.level, se=se, ci=ci, reason=reason, role="alternative",
+                        resampling_unit="document",
+                        notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+
+    def percentile(self, estimand, est, theta, draws: BootstrapDraws) -> Interval:
+        extra = {"replicates": draws.replicates}
+        reason = None if self.census else self.flat_reason
+        ci = None
+        if reason is None:
+            lo, hi = np.quantile(theta, [self.alpha / 2.0, 1.0 - self.alpha / 2.0])
+            # with the FPC, replicate deviations are shrunk by sqrt(1 - f) around the estimate
+            ci = ConfidenceInterval(est + self.fpc * (lo - est), est + self.fpc * (hi - est))
+        return Interval(estimand=estimand, method="percentile", label="percentile bootstrap by document",
+                        estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
+                        resampling_unit="document",
+                        notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+
+
+def _baselines(ctx: _Ctx, table: DocTable, R: float, n_eff: float) -> list[Interval]:
+    """Wald iid (every chunk a case) and Wald with effective n = N / DEFF: shown to warn only."""
+    n, s, q, N = table.n, table.s, table.q, table.N
+    if q is None:
+        why = ("needs the sums of squared scores (q)",)
+        return [ctx.z("micro", "wald_iid", "Wald iid (treats chunks as independent)", R, None, notes=why),
+                ctx.z("micro", "wald_eff_n", "Wald with effective n = N/DEFF", R, None, notes=why)]
+    v = max(float(q.sum()) / N - R * R, 0.0)  # chunk-level variance, /N; = p(1-p) for 0/1 scores
+    iid = ctx.z("micro", "wald_iid", "Wald iid (treats chunks as independent)", R, math.sqrt(v / N),
+                notes=("contrast baseline: treats every chunk as an independent case",),
+                extra={"n": N})
+    if math.isfinite(n_eff) and n_eff > 0:
+        eff = ctx.z("micro", "wald_eff_n", "Wald with effective n = N/DEFF", R, math.sqrt(v / n_eff),
+                    notes=("contrast baseline: N/DEFF used as if it were independent cases",),
+                    extra={"n_eff": n_eff})
+    else:
+        eff = ctx.z("micro", "wald_eff_n", "Wald with effective n = N/DEFF", R, None,
+                    notes=("effective n undefined (design effect not positive or not available)",))
+    return [iid, eff]
+
+
+def _validate(table, level, population_size, replicates, seed):
+    """The one validator of :func:`estimate`: returns normalised arguments or raises ParameterError."""
+    if not isinstance(table, DocTable):
+        raise ParameterError("table must be a perdoc.DocTable (use perdoc.load_chunks or DocTable.from_arrays)")
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not (0.0 < float(level) < 1.0):
+        raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
+    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 0:
+        raise ParameterError(f"replicates must be a non-negative integer (got {replicates!r})")
+    if replicates == 1:
+        raise ParameterError("replicates must be 0 (no bootstrap) or at least 2 (got 1)")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ParameterError(f"seed must be a non-negative integer (got {seed!r})")
+    if population_size is not None:
+        if isinstance(population_size, bool) or not isinstance(population_size, numbers.Real) \
+                or not float(population_size).is_integer():
+            raise ParameterError(f"population size must be a whole number of documents (got {population_size!r})")
+        if population_size < table.K:
+            raise ParameterError(f"population size M = {int(population_size)} is below the number of sampled "
+                                 f"documents K = {table.K}; M must be at least K")
+        population_size = int(population_size)
+    return float(level), population_size, int(replicates), None if seed is None else int(seed)

@@ -1,0 +1,23 @@
+"""The macro mean: the average of per-document rates.
+
+``r_d = s_d / n_d``, ``rbar = mean(r_d)``, ``se = sd(r_d) / sqrt(K)`` with ``K - 1`` degrees of freedom.
+For the macro mean the leave-one-document-out jackknife variance equals ``sd(r)^2 / K``, so the t
+interval already is the jackknife interval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["macro_mean", "var_macro"]
+
+
+def macro_mean(n: np.ndarray, s: np.ndarray) -> float:
+    """Macro mean ``mean(s_d / n_d)``: the expected rate in a typical document."""
+    return float(np.mean(s / n))
+
+
+def var_macro(n: np.ndarray, s: np.ndarray) -> float:
+    """Variance of the macro mean ``var(r_d) / K`` (sample variance, ddof = 1)."""
+    r = s / n
+    return float(np.var(r, ddof=1) / r.size)

@@ -1,0 +1,151 @@
+"""The micro mean (ratio estimator) and its cluster-robust variances.
+
+Notation (methods.md): K documents, ``n_d`` measurements and score sum ``s_d`` in document d,
+``N = sum n_d``, ``R = sum s_d / N``, ratio residual ``u_d = s_d - R n_d``, leverage ``h_d = n_d / N``.
+
+All functions take plain numpy arrays and return plain floats; they never read, print or round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ratio", "residuals", "var_cr1", "var_cr2", "var_cr3", "df_bell_mccaffrey",
+           "df_imbens_kolesar", "moulton"]
+
+
+def ratio(n: np.ndarray, s: np.ndarray) -> float:
+    """Micro mean ``R = sum s_d / sum n_d``: the rate of a chunk drawn at random."""
+    return float(s.sum() / n.sum())
+
+
+def residuals(n: np.ndarray, s: np.ndarray, R: float | None = None) -> np.ndarray:
+    """Ratio residuals ``u_d = s_d - R n_d`` (the linearisation of the ratio estimator)."""
+    if R is None:
+        R = ratio(n, s)
+    return s - R * n
+
+
+def var_cr1(n: np.ndarray, s: np.ndarray) -> float:
+    """CR1 variance ``K/(K-1) * sum u_d^2 / N^2``.
+
+    Equals R's ``survey::svyratio`` under one-stage cluster sampling (no FPC) and
+    ``clubSandwich::vcovCR(lm(y ~ 1), type = "CR1")``.
+    """
+    K = n.size
+    N = n.sum()
+    u = residuals(n, s)
+    return float(K / (K - 1) * np.sum(u * u) / N**2)
+
+
+def var_cr2(n: np.ndarray, s: np.ndarray) -> float:
+    """CR2 (Bell-McCaffrey bias-reduced) variance ``sum u_d^2 / (1 - h_d) / N^2``.
+
+    For an intercept-only model the adjustment matrix of document d is ``(I - J/N)^{-1/2}`` and the
+    constant vector is its eigenvector with eigenvalue ``1 / (1 - h_d)``; hence the closed form.
+    Oracle: ``clubSandwich::vcovCR(lm(y ~ 1), cluster = doc, type = "CR2")``.
+    Written as ``u_d^2 * N / (N - n_d)`` so that ``1 - h_d`` is never formed by subtraction from 1.
+    """
+    N = n.sum()
+    u = residuals(n, s)
+    return float(np.sum(u * u * (N / _rest(n))) / N**2)
+
+
+def var_cr3(n: np.ndarray, s: np.ndarray) -> float:
+    """CR3 variance ``sum u_d^2 / (1 - h_d)^2 / N^2`` (clubSandwich's "CR3", no (K-1)/K factor).
+
+    ``(K-1)/K`` times this is the leave-one-document-out jackknife variance, because
+    ``R_(-d) - R = -u_d / (N - n_d)``.
+    """
+    N = n.sum()
+    u = residuals(n, s)
+    w = N / _rest(n)
+    return float(np.sum(u * u * w * w) / N**2)
+
+
+def df_bell_mccaffrey(n: np.ndarray) -> float:
+    """Bell-McCaffrey degrees of freedom for CR2 (independence working model), O(K).
+
+    ``df = N^2 / (sum n_d^2 + sum_{d != e} q_d q_e)`` with ``q_d = n_d^2 / (N - n_d)``.
+    The cross sum is accumulated as ``2 sum_d q_d (q_1 + ... + q_{d-1})`` in ascending order of q,
+    so every term is positive and nothing cancels even when one document holds almost all chunks.
+    Properties: ``1 <= df <= K - 1``; ``K - 1`` for equal sizes; ``1`` for ``K = 2``; depends on the
+    sizes only. Oracle: ``clubSandwich::coef_test(..., vcov = "CR2", test = "Satterthwaite")``.
+    """
+    n = np.asarray(n, dtype=float)
+    N = n.sum()
+    q = np.sort(n * n / _rest(n))
+    prefix = np.cumsum(q) - q  # q_1 + ... + q_{d-1}
+    cross = 2.0 * np.sum(q * prefix)
+    return float(N * N / (np.sum(n * n) + cross))
+
+
+def moulton(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> tuple[float, float]:
+    """Moulton (1986) moment estimates ``(sigma_eps^2, rho)`` from chunk residuals ``y_i - R``.
+
+    As in Kolesar's ``dfadjust`` (defaults): ``ssr = sum_i (y_i - R)^2 = Q - R S``;
+    ``rho = (sum_d u_d^2 - ssr) / (sum n_d^2 - N)`` (0 when every document has one chunk; not
+    truncated at 0); ``sigma_eps^2 = max(ssr / N - rho, 0)``.
+    """
+    N = n.sum()
+    R = s.sum() / N
+    u = s - R * n
+    ssr = max(float(q.sum() - R * s.sum()), 0.0)
+    den = float(np.sum(n * n) - N)
+    rho = (float(np.sum(u * u)) - ssr) / den if den > 0 else 0.0
+    sig = max(ssr / N - rho, 0.0)
+    return sig, rho
+
+
+def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
+    """Imbens-Kolesar (2016) degrees of freedom for CR2 under a Moulton working model, O(K).
+
+    The CR2 variance is ``V = sum_d (g_d'y)^2`` with ``g_d = a_d/N (1_d - h_d 1)`` and
+    ``a_d = (1 - h_d)^{-1/2}``. With the working covariance
+    ``Omega = sig I + rho blockdiag(J_d)`` (:func:`moulton`), IK's df is
+    ``tr(P)^2 / tr(P^2)`` for ``P = G' Omega G``. For an intercept the K x K matrix P is
+    (times N^2)
+
+    * diagonal: ``sig n_d + rho (n_d^2 (1 - h_d) + h_d^2 (S2 - n_d^2) / (1 - h_d))``,
+    * off-diagonal: ``a_d a_e h_d h_e (alpha - beta (n_d + n_e))``,
+
+    with ``S2 = sum n_c^2``, ``alpha = rho S2 - sig N`` and ``beta = rho N``. The off-diagonal sum
+    of squares is separable, ``sum_{d != e} w_d w_e (c_d - beta n_e)^2`` with
+    ``w_d = a_d^2 h_d^2 = n_d^2 / (N (N - n_d))`` and ``c_d = alpha - beta n_d``, and is computed from
+    leave-one-out sums (prefix plus suffix sums), so no K x K matrix is formed.
+    Oracle: a dense implementation of the definition (tests/oracle/oracle.R), which reduces to the
+    Bell-McCaffrey df when ``rho = 0``.
+    """
+    n = np.asarray(n, dtype=float)
+    sig, rho = moulton(n, s, q)
+    N = n.sum()
+    rest = _rest(n)
+    h = n / N
+    S2 = float(np.sum(n * n))
+    diag = sig * n + rho * (n * n * rest / N + h * h * _loo(n * n) * N / rest)
+    w = n * n / (N * rest)
+    alpha = rho * S2 - sig * N
+    beta = rho * N
+    c = alpha - beta * n
+    # sum_{d != e} w_d w_e (c_d^2 - 2 beta c_d n_e + beta^2 n_e^2)
+    W_o = _loo(w)
+    Wn_o = _loo(w * n)
+    Wnn_o = _loo(w * n * n)
+    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o))
+    trace = float(np.sum(diag))
+    trace_sq = float(np.sum(diag * diag) + off)
+    if trace_sq <= 0.0:
+        return float("nan")
+    return trace * trace / trace_sq
+
+
+def _rest(n: np.ndarray) -> np.ndarray:
+    """``N - n_d`` computed as the sum of the other documents' sizes (exact for integers)."""
+    return _loo(np.asarray(n, dtype=float))
+
+
+def _loo(x: np.ndarray) -> np.ndarray:
+    """Leave-one-out sums ``sum_{e != d} x_e`` from prefix and suffix sums (no subtraction)."""
+    prefix = np.concatenate(([0.0], np.cumsum(x)[:-1]))
+    suffix = np.concatenate((np.cumsum(x[::-1])[::-1][1:], [0.0]))
+    return prefix + suffix

@@ -1,0 +1,178 @@
+"""Typed results. Computing and formatting live apart: these objects hold numbers; the CLI,
+the notebooks and :meth:`Estimates.tidy` format them.
+
+An interval that cannot be computed honestly (zero variance, every bootstrap replicate degenerate,
+undefined degrees of freedom) has ``low = high = None`` and a ``reason``; it is never replaced by a
+zero-width interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ConfidenceInterval", "Interval", "Diagnostics", "Estimates"]
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    low: float
+    high: float
+
+    def __iter__(self):
+        return iter((self.low, self.high))
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One interval method applied to one estimand.
+
+    ``role`` is ``"primary"`` for the method of the article, ``"alternative"`` for other valid
+    choices and ``"baseline"`` for the contrast baselines shown only to warn (Wald iid, Wald with
+    effective n).
+    """
+
+    estimand: str
+    method: str
+    label: str
+    estimate: float
+    level: float
+    se: float | None = None
+    df: float | None = None
+    ci: ConfidenceInterval | None = None
+    reason: str | None = None
+    role: str = "primary"
+    resampling_unit: str = "none (analytic)"
+    notes: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def available(self) -> bool:
+        return self.ci is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.se is not None:
+            out["se"] = _num(self.se)
+        if self.df is not None:
+            out["df"] = _num(self.df)
+        out["ci"] = None if self.ci is None else [_num(self.ci.low), _num(self.ci.high)]
+        for k, v in self.extra.items():
+            if not isinstance(v, np.ndarray):
+                out[k] = _num(v) if isinstance(v, float) else v
+        out["reason"] = self.reason
+        out["label"] = self.label
+        out["role"] = self.role
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Design diagnostics (methods.md, "Diagnostics"). Diagnostics explain; they do not replace
+    the document-level variance."""
+
+    icc: float
+    deff: float
+    n_eff: float
+    deff_realised: float
+    g_star: float
+    max_share: float
+    frac_rate_0: float
+    frac_rate_1: float
+    n_quantiles: dict
+    rate_quantiles: dict
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "icc": _num(self.icc), "deff": _num(self.deff), "n_eff": _num(self.n_eff),
+            "deff_realised": _num(self.deff_realised), "g_star": _num(self.g_star),
+            "max_share": _num(self.max_share), "frac_rate_0": _num(self.frac_rate_0),
+            "frac_rate_1": _num(self.frac_rate_1),
+            "n_quantiles": {k: _num(v) for k, v in self.n_quantiles.items()},
+            "rate_quantiles": {k: _num(v) for k, v in self.rate_quantiles.items()},
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """Every estimate and interval of one system on one sample of documents."""
+
+    K: int
+    N: float
+    level: float
+    population_size: int | None
+    micro_estimate: float
+    macro_estimate: float
+    intervals: tuple[Interval, ...]
+    diagnostics: Diagnostics
+    replicates: int
+    seed: int | None
+    notes: tuple[str, ...] = ()
+    bootstrap: dict = field(default_factory=dict, repr=False)
+
+    def interval(self, estimand: str, method: str) -> Interval:
+        for iv in self.intervals:
+            if iv.estimand == estimand and iv.method == method:
+                return iv
+        raise KeyError(f"no interval {estimand}.{method}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``perdoc estimate --json`` (keys are stable; new keys may be added)."""
+        out: dict[str, Any] = {
+            "K": self.K,
+            "N": _int_if_whole(self.N),
+            "level": self.level,
+            "population_size": self.population_size,
+            "fpc": None if self.population_size is None else _num(1 - self.K / self.population_size),
+            "replicates": self.replicates,
+            "seed": self.seed,
+        }
+        for estimand, est in (("micro", self.micro_estimate), ("macro", self.macro_estimate)):
+            block: dict[str, Any] = {"estimate": _num(est)}
+            for iv in self.intervals:
+                if iv.estimand == estimand:
+                    block[iv.method] = iv.to_dict()
+            out[estimand] = block
+        out["diagnostics"] = self.diagnostics.to_dict()
+        out["notes"] = list(self.notes)
+        return out
+
+    def tidy(self) -> pd.DataFrame:
+        """One row per (estimand, method): estimate, se, df, low, high, role, reason."""
+        rows = []
+        for iv in self.intervals:
+            rows.append({
+                "estimand": iv.estimand, "method": iv.method, "label": iv.label,
+                "estimate": iv.estimate, "se": iv.se, "df": iv.df,
+                "low": None if iv.ci is None else iv.ci.low,
+                "high": None if iv.ci is None else iv.ci.high,
+                "width": None if iv.ci is None else iv.ci.width,
+                "level": iv.level, "role": iv.role, "resampling_unit": iv.resampling_unit,
+                "reason": iv.reason,
+            })
+        return pd.DataFrame(rows)
+
+
+def _num(x):
+    """JSON-safe float: NaN and infinities become None."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _int_if_whole(x):
+    x = float(x)
+    return int(x) if x.is_integer() else x

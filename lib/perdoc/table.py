@@ -1,0 +1,158 @@
+"""The per-document table: one row per sampled document.
+
+Every estimator in perdoc works on three arrays over the K sampled documents (methods.md):
+
+* ``n[d]``: number of measurements (chunks or queries) of document d, ``n_d > 0``;
+* ``s[d]``: sum of their scores, ``s_d``;
+* ``q[d]``: sum of their squared scores, ``q_d`` (``q_d = s_d`` for a 0/1 metric).
+
+``q`` is optional: only the diagnostics (ICC, design effect) and the Wald baselines need it.
+When it is absent and every score sum is consistent with a 0/1 metric (``0 <= s_d <= n_d``),
+perdoc assumes a binary metric (``q = s``) and says so in :attr:`DocTable.notes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["DocTable", "Exclusion"]
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """Rows left out of the analysis, with the reason. Never silent: reports list these."""
+
+    rows: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class DocTable:
+    """Per-document sums (doc id, n_d, s_d, q_d), sorted by document id.
+
+    Build it with :func:`perdoc.load_chunks`, :func:`perdoc.load_docs` or :meth:`from_arrays`.
+    """
+
+    doc: np.ndarray
+    n: np.ndarray
+    s: np.ndarray
+    q: np.ndarray | None = None
+    q_assumed_binary: bool = False
+    source: dict = field(default_factory=dict)
+    exclusions: tuple[Exclusion, ...] = ()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_arrays(cls, n, s, q=None, doc=None, *, source: dict | None = None,
+                    exclusions: tuple[Exclusion, ...] = ()) -> "DocTable":
+        """Validate per-document arrays and build the table (rows kept in the given order)."""
+        n = _as_float_array(n, "n")
+        s = _as_float_array(s, "s")
+        if n.shape != s.shape:
+            raise InputError(f"columns n and s must have the same length (got {n.size} and {s.size})")
+        K = n.size
+        if doc is None:
+            doc = np.arange(1, K + 1).astype(str)
+        doc = np.asarray(doc)
+        if doc.shape != n.shape:
+            raise InputError(f"column doc must have one id per document (got {doc.size} ids for {K} documents)")
+        if pd.isna(doc).any():
+            raise InputError(f"column doc: {int(pd.isna(doc).sum())} document id(s) are missing; every row needs a document id")
+        doc = doc.astype(str)
+        if K == 0:
+            raise InputError("the data have no rows: need at least 2 documents")
+        if not np.isfinite(n).all():
+            raise InputError("column n: counts must be finite numbers")
+        if (n <= 0).any():
+            bad = int((n <= 0).sum())
+            raise InputError(f"column n: {bad} document(s) have n <= 0; every document needs at least one measurement")
+        if not np.isfinite(s).all():
+            bad = int((~np.isfinite(s)).sum())
+            raise InputError(f"column s: {bad} document(s) have a NaN or infinite score sum")
+        uniq, counts = np.unique(doc, return_counts=True)
+        if (counts > 1).any():
+            dup = uniq[counts > 1][0]
+            raise InputError(f"column doc: document id {dup!r} appears {int(counts[counts > 1][0])} times; "
+                             "an aggregated table needs one row per document")
+        if K < 2:
+            raise InputError(f"the data have {K} document; need at least 2 documents to estimate a variance")
+        q_assumed = False
+        if q is None:
+            if np.all((s >= 0) & (s <= n)):
+                q = s.copy()
+                q_assumed = True
+        else:
+            q = _as_float_array(q, "q")
+            if q.shape != n.shape:
+                raise InputError(f"column q must have one value per document (got {q.size} for {K})")
+            if not np.isfinite(q).all():
+                raise InputError("column q: sums of squared scores must be finite")
+            # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding
+            slack = 1e-9 * np.maximum(np.abs(q), s * s / n) + 1e-12
+            if (q < s * s / n - slack).any():
+                raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
+                                 "q must be the sum of the squared scores")
+        return cls(doc=doc, n=n, s=s, q=q, q_assumed_binary=q_assumed,
+                   source=dict(source or {}), exclusions=tuple(exclusions))
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def K(self) -> int:
+        """Number of sampled documents."""
+        return int(self.n.size)
+
+    @property
+    def N(self) -> float:
+        """Total number of measurements, sum n_d."""
+        return float(self.n.sum())
+
+    @property
+    def rate(self) -> np.ndarray:
+        """Per-document rates r_d = s_d / n_d."""
+        return self.s / self.n
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        out = []
+        if self.q_assumed_binary:
+            out.append("q (sum of squared scores) not given: scores assumed binary, q = s")
+        elif self.q is None:
+            out.append("q (sum of squared scores) not given and scores are not binary: "
+                       "ICC, design effect and Wald baselines are not available")
+        return tuple(out)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame with columns doc, n, s, q, rate."""
+        df = pd.DataFrame({"doc": self.doc, "n": self.n, "s": self.s})
+        if self.q is not None:
+            df["q"] = self.q
+        df["rate"] = self.rate
+        return df
+
+    def write(self, path) -> None:
+        """Write the table for audit: ``.csv`` or ``.parquet`` by the file's extension."""
+        from .io import write_table
+        write_table(self, path)
+
+    def take(self, index) -> "DocTable":
+        """A new table with the documents at ``index`` (used by resampling and subsetting)."""
+        index = np.asarray(index)
+        return DocTable(doc=self.doc[index], n=self.n[index], s=self.s[index],
+                        q=None if self.q is None else self.q[index],
+                        q_assumed_binary=self.q_assumed_binary, source=self.source,
+                        exclusions=self.exclusions)
+
+
+def _as_float_array(x, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"column {name}: values must be numeric") from None
+    if arr.ndim != 1:
+        raise InputError(f"column {name}: expected one value per document")
+    return arr
