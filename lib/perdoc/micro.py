@@ -75,7 +75,7 @@ def df_bell_mccaffrey(n: np.ndarray) -> float:
     n = np.asarray(n, dtype=float)
     N = n.sum()
     q = np.sort(n * n / _rest(n))
-    prefix = np.cumsum(q) - q  # q_1 + ... + q_{d-1}
+    prefix = np.concatenate(([0.0], np.cumsum(q)[:-1]))  # q_1 + ... + q_{d-1}, never by subtraction
     cross = 2.0 * np.sum(q * prefix)
     return float(N * N / (np.sum(n * n) + cross))
 

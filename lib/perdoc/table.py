@@ -76,7 +76,7 @@ class DocTable:
             raise InputError(f"column s: {bad} document(s) have a NaN or infinite score sum")
         uniq, counts = np.unique(doc, return_counts=True)
         if (counts > 1).any():
-            dup = uniq[counts > 1][0]
+            dup = str(uniq[counts > 1][0])
             raise InputError(f"column doc: document id {dup!r} appears {int(counts[counts > 1][0])} times; "
                              "an aggregated table needs one row per document")
         if K < 2:

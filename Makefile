@@ -1,0 +1,46 @@
+# perdoc: `make report` and `make test` are all a fresh machine needs (Python 3.11+ and make).
+# With an activated conda environment (CONDA_PREFIX set), that environment is used instead of .venv.
+
+PYTHON ?= python3
+VENV   := .venv
+
+ifneq ($(strip $(CONDA_PREFIX)),)
+BIN    := $(CONDA_PREFIX)/bin
+STAMP  := $(CONDA_PREFIX)/.perdoc-installed
+else
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.perdoc-installed
+endif
+PY     := $(BIN)/python
+
+.PHONY: setup report test test-all oracle bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+ifeq ($(strip $(CONDA_PREFIX)),)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+endif
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+# Until the report kit lands this prints the estimates of the small bundled example.
+report: setup
+	$(BIN)/perdoc estimate data/example/chunks.csv --doc doc_id --score hit --population-size 1300
+
+test: setup
+	$(PY) -m pytest -q -m "not slow"
+
+test-all: setup
+	$(PY) -m pytest -q
+
+# Regenerates the golden values with R (clubSandwich, survey) and compares. Needs Rscript.
+oracle: setup
+	PATH="$(abspath $(BIN)):$$PATH" bash tests/oracle/run.sh
+
+bench: setup
+	PATH="$(abspath $(BIN)):$$PATH" bash benchmarks/run.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis lib/*.egg-info

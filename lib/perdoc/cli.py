@@ -1,0 +1,166 @@
+"""Command line: ``perdoc estimate ...``. It formats what the library computes; it computes nothing.
+
+Bad input prints one line on stderr, nothing on stdout, and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import PerdocError
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2, no usage dump
+        raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="perdoc", description="Per-document uncertainty for retrieval and RAG evaluation.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    e = sub.add_parser("estimate", help="estimate the micro and macro means of one system",
+                       description="Estimate the micro and macro means of one system from per-chunk "
+                                   "(or per-query) rows, or from a per-document table (--n/--s).")
+    e.add_argument("data", help="CSV, Parquet or JSON Lines file")
+    e.add_argument("--doc", required=True, help="document id column")
+    e.add_argument("--score", help="score column of per-chunk rows (0/1 or any number)")
+    e.add_argument("--n", dest="n_col", help="pre-aggregated input: column with n_d")
+    e.add_argument("--s", dest="s_col", help="pre-aggregated input: column with s_d")
+    e.add_argument("--q", dest="q_col", help="pre-aggregated input: column with q_d (sum of squares)")
+    e.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
+                   help="documents in the population (turns on the finite population correction)")
+    e.add_argument("--level", type=_number("--level"), default=0.95, help="confidence level (default 0.95)")
+    e.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B",
+                   help="document bootstrap replicates (default 9999; 0 skips the bootstrap)")
+    e.add_argument("--seed", type=_integer("--seed"), default=1, help="bootstrap seed (default 1)")
+    e.add_argument("--json", action="store_true", help="print one JSON object")
+    e.add_argument("--write-table", metavar="PATH", help="also write the per-document table (.csv or .parquet)")
+    return p
+
+
+def _number(flag):
+    def conv(x):
+        try:
+            return float(x)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a number (got {x!r})") from None
+    return conv
+
+
+def _integer(flag):
+    def conv(x):
+        try:
+            return int(x)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer (got {x!r})") from None
+    return conv
+
+
+def main(argv=None) -> int:
+    try:
+        return _run(argv)
+    except (PerdocError, _UsageError) as err:
+        print(f"perdoc: error: {err}" if isinstance(err, PerdocError) else str(err), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("perdoc: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(argv) -> int:
+    args = build_parser().parse_args(argv)
+    if args.version:
+        from . import __version__
+        print(f"perdoc {__version__}")
+        return 0
+    if args.command == "estimate":
+        return _estimate(args)
+    build_parser().print_help(sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _estimate(args) -> int:
+    from .errors import ParameterError
+    from .estimate import estimate
+    from .io import load_chunks, load_docs, write_table
+
+    aggregated = args.n_col is not None or args.s_col is not None
+    if aggregated:
+        if args.score is not None:
+            raise ParameterError("give either --score (per-chunk rows) or --n and --s (per-document table), not both")
+        if args.n_col is None or args.s_col is None:
+            raise ParameterError("a per-document table needs both --n and --s")
+        table = load_docs(args.data, doc=args.doc, n=args.n_col, s=args.s_col, q=args.q_col)
+    else:
+        if args.score is None:
+            raise ParameterError("missing --score (or --n and --s for a per-document table)")
+        if args.q_col is not None:
+            raise ParameterError("--q goes with --n and --s (per-document table)")
+        table = load_chunks(args.data, doc=args.doc, score=args.score)
+    pop = args.population_size
+    if pop is not None and float(pop).is_integer():
+        pop = int(pop)
+    result = estimate(table, level=args.level, population_size=pop,
+                      replicates=args.replicates, seed=args.seed)
+    if args.write_table:
+        write_table(table, args.write_table)
+    if args.json:
+        out = result.to_dict()
+        out["input"] = {k: v for k, v in table.source.items()}
+        out["input"]["aggregated"] = aggregated
+        print(json.dumps(out, indent=2, sort_keys=False))
+    else:
+        print(format_estimates(result, table))
+    return 0
+
+
+def format_estimates(result, table) -> str:
+    """A readable plain-text table of every estimate and interval."""
+    lines = []
+    src = table.source.get("path", "<data>")
+    lines.append(f"perdoc estimate: {src}")
+    lines.append(f"K = {result.K} documents, N = {result.N:g} measurements, level = {result.level:g}"
+                 + (f", population M = {result.population_size}" if result.population_size else ""))
+    lines.append("")
+    for estimand, est in (("micro", result.micro_estimate), ("macro", result.macro_estimate)):
+        title = ("micro mean (rate of a randomly drawn chunk)" if estimand == "micro"
+                 else "macro mean (rate in a typical document)")
+        lines.append(f"{title}: {est:.6g}")
+        lines.append(f"  {'method':<56} {'se':>9} {'df':>7}  interval")
+        for iv in result.intervals:
+            if iv.estimand != estimand:
+                continue
+            se = "" if iv.se is None else f"{iv.se:.4g}"
+            df = "" if iv.df is None else f"{iv.df:.3g}"
+            ci = (f"[{iv.ci.low:.4f}, {iv.ci.high:.4f}]" if iv.ci is not None
+                  else f"no interval: {iv.reason}")
+            label = iv.label + ("  (baseline: do not use)" if iv.role == "baseline" else "")
+            extra = ""
+            if "degenerate_fraction" in iv.extra and iv.extra["degenerate_fraction"] > 0:
+                extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
+            lines.append(f"  {label:<56} {se:>9} {df:>7}  {ci}{extra}")
+        lines.append("")
+    d = result.diagnostics
+    lines.append("diagnostics (explain the problem; not a substitute for the intervals):")
+    lines.append(f"  ICC {d.icc:.4g}   design effect {d.deff:.4g}   effective n {d.n_eff:.4g}   "
+                 f"G* {d.g_star:.4g}   largest share {d.max_share:.3g}")
+    lines.append(f"  documents at rate 0: {d.frac_rate_0:.1%}   at rate 1: {d.frac_rate_1:.1%}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,25 @@
+import numpy as np
+import pytest
+
+from perdoc import DocTable
+
+
+def make_table(K=20, seed=0, binary=True, size_mean=3.0, size_sigma=1.0):
+    rng = np.random.default_rng(seed)
+    n = np.maximum(1, np.round(rng.lognormal(size_mean, size_sigma, K))).astype(float)
+    p = rng.beta(1, 3, K)
+    if binary:
+        s = rng.binomial(n.astype(int), p).astype(float)
+        q = s.copy()
+    else:
+        s = np.zeros(K)
+        q = np.zeros(K)
+        for d in range(K):
+            y = rng.beta(2, 5, int(n[d])) * p[d] * 2
+            s[d], q[d] = y.sum(), (y * y).sum()
+    return DocTable.from_arrays(n=n, s=s, q=q)
+
+
+@pytest.fixture
+def table():
+    return make_table()

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerate the oracle data and golden values, then compare perdoc against them.
+# Exits non-zero when any step fails or any value differs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PY="${PYTHON:-python}"
+if [ -x .venv/bin/python ] && [ -z "${PYTHON:-}" ]; then PY=.venv/bin/python; fi
+"$PY" tests/oracle/make_data.py
+Rscript tests/oracle/oracle.R
+"$PY" -m pytest -q tests/test_oracle.py "$@"
