@@ -1,0 +1,53 @@
+"""Seeded coverage simulations (slow): intervals that respect the document as the sampling unit
+reach roughly their nominal level; the iid Wald baseline does not."""
+
+import numpy as np
+import pytest
+
+from perdoc import DocTable, estimate
+
+pytestmark = pytest.mark.slow
+
+
+def population(M=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    n = np.maximum(1, np.round(rng.lognormal(3.0, 0.6, M))).astype(int)
+    p = rng.beta(1.2, 4.0, M)
+    s = rng.binomial(n, p)
+    return n.astype(float), s.astype(float)
+
+
+def coverage(K, reps, seed, replicates=0):
+    n, s = population()
+    R_true = s.sum() / n.sum()
+    m_true = np.mean(s / n)
+    rng = np.random.default_rng(seed)
+    hits = {}
+    for _ in range(reps):
+        idx = rng.choice(n.size, size=K, replace=False)
+        t = DocTable.from_arrays(n=n[idx], s=s[idx], q=s[idx].copy())
+        d = estimate(t, replicates=replicates, seed=int(rng.integers(2**31))).to_dict()
+        for est, truth in (("micro", R_true), ("macro", m_true)):
+            for m, v in d[est].items():
+                if isinstance(v, dict) and v.get("ci") is not None:
+                    lo, hi = v["ci"]
+                    hits.setdefault(f"{est}.{m}", []).append(lo <= truth <= hi)
+    return {k: np.mean(v) for k, v in hits.items()}
+
+
+def test_analytic_coverage_k40():
+    cov = coverage(K=40, reps=2000, seed=1)
+    mc = np.sqrt(0.95 * 0.05 / 2000)
+    # document-level methods within a few Monte Carlo errors of nominal (ratio bias allowed for)
+    assert abs(cov["macro.t"] - 0.95) < 4 * mc + 0.01
+    assert abs(cov["micro.cr2"] - 0.95) < 4 * mc + 0.02
+    assert cov["micro.cr3"] >= cov["micro.cr2"] - 1e-12
+    # the iid Wald baseline is far below nominal on clustered data
+    assert cov["micro.wald_iid"] < 0.75
+
+
+def test_bootstrap_t_coverage_k20():
+    cov = coverage(K=20, reps=300, seed=2, replicates=499)
+    mc = np.sqrt(0.95 * 0.05 / 300)
+    assert cov["macro.bootstrap_t"] > 0.95 - 4 * mc - 0.02
+    assert cov["micro.bootstrap_t"] > 0.95 - 4 * mc - 0.04
