@@ -138,7 +138,7 @@ def format_estimates(result, table) -> str:
         title = ("micro mean (rate of a randomly drawn chunk)" if estimand == "micro"
                  else "macro mean (rate in a typical document)")
         lines.append(f"{title}: {est:.6g}")
-        lines.append(f"  {'method':<56} {'se':>9} {'df':>7}  interval")
+        lines.append(f"  {'method':<12} {'':<46} {'se':>9} {'df':>7}  interval")
         for iv in result.intervals:
             if iv.estimand != estimand:
                 continue
@@ -146,11 +146,12 @@ def format_estimates(result, table) -> str:
             df = "" if iv.df is None else f"{iv.df:.3g}"
             ci = (f"[{iv.ci.low:.4f}, {iv.ci.high:.4f}]" if iv.ci is not None
                   else f"no interval: {iv.reason}")
-            label = iv.label + ("  (baseline: do not use)" if iv.role == "baseline" else "")
             extra = ""
-            if "degenerate_fraction" in iv.extra and iv.extra["degenerate_fraction"] > 0:
+            if iv.role == "baseline":
+                extra = "  <- baseline, shown to warn"
+            elif iv.extra.get("degenerate_fraction"):
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
-            lines.append(f"  {label:<56} {se:>9} {df:>7}  {ci}{extra}")
+            lines.append(f"  {iv.method:<12} {iv.label:<46} {se:>9} {df:>7}  {ci}{extra}")
         lines.append("")
     d = result.diagnostics
     lines.append("diagnostics (explain the problem; not a substitute for the intervals):")

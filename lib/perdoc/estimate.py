@@ -76,9 +76,9 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
     ]
     if q is not None:
         df_ik = _micro.df_imbens_kolesar(n, s, q)
-        intervals.append(ctx.t("micro", "cr2_ik", "CR2, Imbens-Kolesar df (exchangeable working model)",
+        intervals.append(ctx.t("micro", "cr2_ik", "CR2, Imbens-Kolesar df",
                                R, math.sqrt(v2), df_ik, role="alternative", notes=fpc_note))
-    intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife-type), t with K-1 df", R, math.sqrt(v3),
+    intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife), t with K-1 df", R, math.sqrt(v3),
                            K - 1.0, role="alternative", notes=fpc_note))
 
     draws = None
@@ -86,7 +86,7 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
         draws = document_bootstrap(n, s, replicates, seed)
         intervals += [
             ctx.boot_t("micro", R, math.sqrt(v1), draws.micro, draws.micro_se, draws,
-                       "bootstrap-t by document, studentised by each replicate's CR1"),
+                       "bootstrap-t by document (replicate CR1)"),
             ctx.percentile("micro", R, draws.micro, draws),
         ]
 
@@ -100,7 +100,7 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
     if draws is not None:
         intervals += [
             ctx.boot_t("macro", rbar, math.sqrt(var_macro(n, s)), draws.macro, draws.macro_se, draws,
-                       "bootstrap-t by document, studentised by each replicate's sd(r)/sqrt(K)"),
+                       "bootstrap-t by document (replicate sd/sqrt(K))"),
             ctx.percentile("macro", rbar, draws.macro, draws),
         ]
 
@@ -207,18 +207,18 @@ def _baselines(ctx: _Ctx, table: DocTable, R: float, n_eff: float) -> list[Inter
     n, s, q, N = table.n, table.s, table.q, table.N
     if q is None:
         why = ("needs the sums of squared scores (q)",)
-        return [ctx.z("micro", "wald_iid", "Wald iid (treats chunks as independent)", R, None, notes=why),
-                ctx.z("micro", "wald_eff_n", "Wald with effective n = N/DEFF", R, None, notes=why)]
+        return [ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", R, None, notes=why),
+                ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", R, None, notes=why)]
     v = max(float(q.sum()) / N - R * R, 0.0)  # chunk-level variance, /N; = p(1-p) for 0/1 scores
-    iid = ctx.z("micro", "wald_iid", "Wald iid (treats chunks as independent)", R, math.sqrt(v / N),
+    iid = ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", R, math.sqrt(v / N),
                 notes=("contrast baseline: treats every chunk as an independent case",),
                 extra={"n": N})
     if math.isfinite(n_eff) and n_eff > 0:
-        eff = ctx.z("micro", "wald_eff_n", "Wald with effective n = N/DEFF", R, math.sqrt(v / n_eff),
+        eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", R, math.sqrt(v / n_eff),
                     notes=("contrast baseline: N/DEFF used as if it were independent cases",),
                     extra={"n_eff": n_eff})
     else:
-        eff = ctx.z("micro", "wald_eff_n", "Wald with effective n = N/DEFF", R, None,
+        eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", R, None,
                     notes=("effective n undefined (design effect not positive or not available)",))
     return [iid, eff]
 
