@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=_integer("--seed"), default=1, help="bootstrap seed (default 1)")
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--write-table", metavar="PATH", help="also write the per-document table (.csv or .parquet)")
+
+    r = sub.add_parser("report", help="render one offline HTML report per params file",
+                       description="Execute the notebooks for each params file and write "
+                                   "<out>/<name>/report.html, summary.json and documents.csv.")
+    r.add_argument("params", nargs="+", help="params YAML file(s)")
+    r.add_argument("--out", default="reports", help="output folder (default: reports)")
     return p
 
 
@@ -87,6 +93,8 @@ def _run(argv) -> int:
         return 0
     if args.command == "estimate":
         return _estimate(args)
+    if args.command == "report":
+        return _report(args)
     build_parser().print_help(sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -124,6 +132,19 @@ def _estimate(args) -> int:
     else:
         print(format_estimates(result, table))
     return 0
+
+
+def _report(args) -> int:
+    from .report import build_reports
+    results = build_reports(args.params, args.out)
+    failed = 0
+    for params_file, ok, message in results:
+        if ok:
+            print(f"{params_file}: wrote {message}")
+        else:
+            failed += 1
+            print(f"perdoc: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT if failed else 0
 
 
 def format_estimates(result, table) -> str:

@@ -1,0 +1,279 @@
+"""Study parameters: one YAML file per dataset (``params/<name>.yaml``), validated up front.
+
+Every problem is reported in one line that names the file and the key::
+
+    params/example.yaml: unknown key 'desing' (did you mean 'design'?)
+    params/example.yaml: missing required key 'design.population'
+    params/example.yaml: key 'intervals.level' must be a number, got str '0.95x'
+
+No estimand, no report: the estimand (micro or macro, and why) is declared before any number is
+computed, because which mean answers the question does not depend on the data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import numbers
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import PerdocError
+
+__all__ = ["ParamsError", "Study", "load_params", "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
+
+SAMPLING_DESIGNS = ("srs", "census")
+LATER_DESIGNS = ("stratified", "two_stage")
+ESTIMANDS = ("micro", "macro")
+
+DEFAULT_OUT_OF_SCOPE = (
+    "The index is fixed: chunking, embeddings and index settings are not sampled, so the intervals "
+    "say nothing about another index build.",
+    "The retriever and its configuration are fixed: the intervals do not cover other retrievers, "
+    "parameters or versions.",
+    "The questions (queries) are taken as given: the population of questions users would ask is not "
+    "sampled, so the intervals do not cover question-to-question variation beyond these.",
+)
+
+
+class ParamsError(PerdocError):
+    """A params file is missing, is not valid YAML, or breaks the schema."""
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    path: Path              # absolute, resolved against the params file's folder
+    doc: str
+    score: str | None = None
+    n: str | None = None     # pre-aggregated input
+    s: str | None = None
+    q: str | None = None
+    compare_to: str | None = None
+
+    @property
+    def aggregated(self) -> bool:
+        return self.n is not None
+
+
+@dataclass(frozen=True)
+class Design:
+    population: str
+    sampling: str = "srs"
+    population_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Estimand:
+    kind: str
+    why: str
+
+
+@dataclass(frozen=True)
+class IntervalSpec:
+    level: float = 0.95
+    replicates: int = 9999
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class Study:
+    """A validated params file."""
+
+    name: str
+    title: str
+    data: DataSpec
+    design: Design
+    estimand: Estimand
+    intervals: IntervalSpec
+    out_of_scope: tuple[str, ...]
+    out_of_scope_given: bool
+    params_path: Path | None
+    raw: dict = field(repr=False, default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameters as written in summary.json (paths as given, relative to the YAML)."""
+        d = asdict(self)
+        d.pop("raw")
+        d["data"]["path"] = str(self.raw.get("data", {}).get("path", self.data.path))
+        d["params_path"] = None if self.params_path is None else self.params_path.name
+        d["out_of_scope"] = list(self.out_of_scope)
+        return d
+
+
+# ---------------------------------------------------------------------------------------- schema
+# key -> (type, required); nested dicts are schemas themselves
+_STR, _INT, _NUM, _LIST = "a string", "an integer", "a number", "a list of strings"
+SCHEMA: dict[str, Any] = {
+    "name": (_STR, True),
+    "title": (_STR, False),
+    "data": ({
+        "path": (_STR, True),
+        "doc": (_STR, True),
+        "score": (_STR, False),
+        "n": (_STR, False),
+        "s": (_STR, False),
+        "q": (_STR, False),
+        "compare_to": (_STR, False),
+    }, True),
+    "design": ({
+        "population": (_STR, True),
+        "population_size": (_INT, False),
+        "sampling": (_STR, False),
+        "strata": (dict, False),
+        "chunks_in_doc": (_STR, False),
+    }, True),
+    "estimand": ({
+        "kind": (_STR, True),
+        "why": (_STR, True),
+    }, True),
+    "intervals": ({
+        "level": (_NUM, False),
+        "replicates": (_INT, False),
+        "seed": (_INT, False),
+    }, False),
+    "out_of_scope": (_LIST, False),
+    "description": (_STR, False),
+}
+
+
+def load_params(path) -> Study:
+    """Read and validate a params YAML file; relative data paths resolve against its folder."""
+    path = Path(path)
+    label = str(path)
+    if not path.exists():
+        raise ParamsError(f"params file not found: {label}")
+    if path.is_dir():
+        raise ParamsError(f"{label} is a directory, not a params file")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or "invalid YAML"
+        raise ParamsError(f"{label}: not valid YAML{where}: {problem}") from None
+    except UnicodeDecodeError:
+        raise ParamsError(f"{label}: not UTF-8 text") from None
+    return parse_params(raw, base=path.resolve().parent, label=label, params_path=path)
+
+
+def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | None = None) -> Study:
+    """Validate an already parsed params mapping (``base`` resolves relative data paths)."""
+    if raw is None:
+        raise ParamsError(f"{label}: the file is empty; it needs at least name, data, design and estimand")
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{label}: the top level must be a mapping of keys (name, data, design, ...)")
+    if "estimand" not in raw or raw.get("estimand") in (None, {}, ""):
+        raise ParamsError(f"{label}: no estimand declared: add estimand.kind (micro or macro) and "
+                          "estimand.why; the estimand is decided from the question before computing, "
+                          "never after seeing the numbers")
+    _check(raw, SCHEMA, label, prefix="")
+    name = raw["name"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise ParamsError(f"{label}: key 'name' must be a folder name of letters, digits, '_', '-' or '.' "
+                          f"(got {name!r})")
+
+    d = raw["data"]
+    has_score, has_agg = "score" in d, ("n" in d or "s" in d)
+    if has_score == has_agg:
+        raise ParamsError(f"{label}: key 'data' needs either 'score' (one row per chunk) or 'n' and 's' "
+                          "(one row per document), not both and not neither")
+    if has_agg and not ("n" in d and "s" in d):
+        raise ParamsError(f"{label}: key 'data' with a per-document table needs both 'n' and 's'")
+    if "compare_to" in d and not has_score:
+        raise ParamsError(f"{label}: key 'data.compare_to' needs per-chunk rows ('data.score')")
+    data_path = Path(d["path"])
+    if not data_path.is_absolute():
+        data_path = (base / data_path).resolve()
+    data = DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
+                    q=d.get("q"), compare_to=d.get("compare_to"))
+
+    g = raw["design"]
+    sampling = g.get("sampling", "srs")
+    if sampling in LATER_DESIGNS:
+        raise ParamsError(f"{label}: key 'design.sampling' = {sampling!r} is not supported yet; "
+                          f"use one of {', '.join(SAMPLING_DESIGNS)}")
+    if sampling not in SAMPLING_DESIGNS:
+        raise ParamsError(f"{label}: key 'design.sampling' must be one of {', '.join(SAMPLING_DESIGNS)} "
+                          f"(got {sampling!r})")
+    for key in ("strata", "chunks_in_doc"):
+        if key in g:
+            raise ParamsError(f"{label}: key 'design.{key}' belongs to the stratified and two-stage designs, "
+                              "which are not supported yet")
+    M = g.get("population_size")
+    if M is not None and M < 2:
+        raise ParamsError(f"{label}: key 'design.population_size' must be at least 2 (got {M})")
+    if not g["population"].strip():
+        raise ParamsError(f"{label}: key 'design.population' is empty: say what the documents are a sample of")
+    design = Design(population=g["population"].strip(), sampling=sampling, population_size=M)
+
+    e = raw["estimand"]
+    if e["kind"] not in ESTIMANDS:
+        raise ParamsError(f"{label}: key 'estimand.kind' must be micro or macro (got {e['kind']!r})")
+    if not e["why"].strip():
+        raise ParamsError(f"{label}: key 'estimand.why' is empty: say why this mean answers the question")
+    estimand = Estimand(kind=e["kind"], why=e["why"].strip())
+
+    iv = raw.get("intervals") or {}
+    level = float(iv.get("level", 0.95))
+    if not 0.0 < level < 1.0:
+        raise ParamsError(f"{label}: key 'intervals.level' must be strictly between 0 and 1 (got {level:g})")
+    replicates = iv.get("replicates", 9999)
+    if replicates < 0 or replicates == 1:
+        raise ParamsError(f"{label}: key 'intervals.replicates' must be 0 (no bootstrap) or at least 2 "
+                          f"(got {replicates})")
+    seed = iv.get("seed", 1)
+    if seed < 0:
+        raise ParamsError(f"{label}: key 'intervals.seed' must be a non-negative integer (got {seed})")
+
+    oos = raw.get("out_of_scope")
+    return Study(
+        name=name, title=raw.get("title") or name, data=data, design=design, estimand=estimand,
+        intervals=IntervalSpec(level=level, replicates=int(replicates), seed=int(seed)),
+        out_of_scope=tuple(oos) if oos else DEFAULT_OUT_OF_SCOPE, out_of_scope_given=bool(oos),
+        params_path=params_path, raw=raw,
+    )
+
+
+def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
+    for key in mapping:
+        if not isinstance(key, str) or key not in schema:
+            close = difflib.get_close_matches(str(key), list(schema), n=1)
+            hint = f" (did you mean '{prefix}{close[0]}'?)" if close else \
+                f" (known keys: {', '.join(prefix + k for k in schema)})"
+            raise ParamsError(f"{label}: unknown key '{prefix}{key}'{hint}")
+    for key, (kind, required) in schema.items():
+        full = prefix + key
+        if key not in mapping or mapping[key] is None:
+            if required:
+                raise ParamsError(f"{label}: missing required key '{full}'")
+            continue
+        value = mapping[key]
+        if isinstance(kind, dict):
+            if not isinstance(value, dict):
+                raise ParamsError(f"{label}: key '{full}' must be a mapping of keys, got {_show(value)}")
+            _check(value, kind, label, prefix=full + ".")
+        elif kind is dict:
+            if not isinstance(value, dict):
+                raise ParamsError(f"{label}: key '{full}' must be a mapping, got {_show(value)}")
+        elif kind == _STR:
+            if not isinstance(value, str):
+                raise ParamsError(f"{label}: key '{full}' must be a string, got {_show(value)}")
+        elif kind == _INT:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise ParamsError(f"{label}: key '{full}' must be an integer, got {_show(value)}")
+        elif kind == _NUM:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ParamsError(f"{label}: key '{full}' must be a number, got {_show(value)}")
+        elif kind == _LIST:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ParamsError(f"{label}: key '{full}' must be a list of strings, got {_show(value)}")
+
+
+def _show(value) -> str:
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{type(value).__name__} {text}"
