@@ -25,9 +25,9 @@ endif
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
-# Until the report kit lands this prints the estimates of the small bundled example.
+# One offline HTML report per params file: reports/<name>/report.html, summary.json, documents.csv.
 report: setup
-	$(BIN)/perdoc estimate data/example/chunks.csv --doc doc_id --score hit --population-size 1300
+	$(BIN)/perdoc report params/*.yaml --out reports
 
 test: setup
 	$(PY) -m pytest -q -m "not slow"

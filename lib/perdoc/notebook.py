@@ -36,6 +36,7 @@ def show_table(df: pd.DataFrame, *, floatfmt: str = "{:.4g}", index: bool = Fals
     for col in shown.columns:
         if pd.api.types.is_float_dtype(shown[col]):
             shown[col] = shown[col].map(lambda v: "—" if pd.isna(v) else floatfmt.format(v))
+    shown = shown.astype(object).where(shown.notna(), "—")
     _display_html(shown.to_html(index=index, classes="perdoc", border=0, escape=True, na_rep="—"))
 
 

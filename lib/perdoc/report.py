@@ -175,7 +175,7 @@ def build_report(params_file, out_dir="reports") -> Path:
         raise ReportError(f"{params_file}: report failed: {msg}") from err
 
 
-def combined_notebook(nb_dir: Path | None = None):
+def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report", subtitle: str = ""):
     """The six notebooks as one: title, table of contents, then every section in order.
 
     Only the first notebook's ``parameters`` cell is kept (papermill injects after it); the other
@@ -203,7 +203,9 @@ def combined_notebook(nb_dir: Path | None = None):
                     sections.append((stem, first[2:].strip()))
             body.append(copy.deepcopy(cell))
     toc = "\n".join(f"{i}. [{title}](#{_anchor(title)})" for i, (_, title) in enumerate(sections, 1))
-    combined.cells = [nbformat.v4.new_markdown_cell("## Contents\n\n" + toc, metadata={"tags": ["toc"]})] + body
+    head = f"<h1 class=\"perdoc-title\">{html.escape(title)}</h1>\n\n<p>{html.escape(subtitle)}</p>\n\n"
+    combined.cells = [nbformat.v4.new_markdown_cell(head + "## Contents\n\n" + toc,
+                                                    metadata={"tags": ["toc"]})] + body
     return combined
 
 
@@ -212,7 +214,12 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
     import nbformat
     import papermill as pm
 
-    nb = combined_notebook()
+    from . import __version__
+    study = analysis.study
+    nb = combined_notebook(title=study.title,
+                           subtitle=f"perdoc {__version__} report of params file {params_file.name}; "
+                                    f"data {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
+                                    f"declared estimand: {study.estimand.kind} mean.")
     src = workdir / "report-input.ipynb"
     out = workdir / "report-executed.ipynb"
     nbformat.write(nb, src)
@@ -224,6 +231,11 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
         raise ReportError(f"{params_file.name}: notebook cell {err.exec_count} failed: "
                           f"{err.ename}: {str(err.evalue).splitlines()[0] if err.evalue else ''}") from None
     executed = nbformat.read(out, as_version=4)
+    for i, cell in enumerate(executed.cells):
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                raise ReportError(f"{params_file.name}: notebook cell {i} failed: {o.get('ename')}: "
+                                  f"{str(o.get('evalue', '')).splitlines()[0] if o.get('evalue') else ''}")
     return to_html(executed, title=analysis.study.title)
 
 

@@ -1,0 +1,388 @@
+"""Charts for reports: pure functions that build Altair charts from a table and its estimates.
+
+Every builder returns a :class:`Chart` (the Altair chart, its title and a one-line caption) and
+never displays or saves anything. :func:`to_svg` renders a chart to a static SVG string with
+vl-convert: no JavaScript, no network, and the same string for the same chart on every call.
+
+Charts never hand Altair more than :data:`MAX_ROWS` rows per dataset (Altair refuses more than
+5,000): distributions are binned in pandas first, and above :data:`MAX_POINTS` documents the
+rate-against-size scatter shows binned cells instead of one point per document.
+
+Text that comes from the data (document ids) is passed to Vega as data, never spliced into markup;
+Vega's SVG renderer escapes it, so an id such as ``<script>`` cannot become an element.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .results import Estimates, Interval
+from .table import DocTable
+
+__all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
+           "bootstrap_distribution", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS"]
+
+WIDTH = 560            # plot width in pixels, every chart
+MAX_ROWS = 5000        # never pass more rows than this to Altair (its MaxRowsError limit)
+MAX_POINTS = 2000      # above this many documents the scatter is binned
+LABEL_CHARS = 28       # document ids longer than this are shortened in labels
+
+ROLE_ORDER = ["primary", "alternative", "baseline"]
+ROLE_COLOURS = ["#1f4e79", "#7a8ca3", "#d1495b"]   # baseline: warning red
+BASELINE_TEXT = "baseline: chunks as cases"
+
+_FONT = "sans-serif"
+_PLAIN = dict(font=_FONT, background="white")
+
+
+@dataclass(frozen=True, eq=False)
+class Chart:
+    """A built chart: the Altair object plus the title and one-line caption for the report."""
+
+    chart: alt.TopLevelMixin
+    title: str
+    caption: str
+
+    def to_svg(self) -> str:
+        return to_svg(self)
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _plain(chart):
+    """Fixed, plain look applied to the top-level chart (no global theme is touched)."""
+    return (chart.configure(**_PLAIN)
+            .configure_view(stroke="#dddddd")
+            .configure_axis(labelFontSize=11, titleFontSize=12, gridColor="#eeeeee",
+                            domainColor="#888888", tickColor="#888888")
+            .configure_title(fontSize=15, anchor="start", subtitleFontSize=11, subtitleColor="#555555")
+            .configure_legend(labelFontSize=11, titleFontSize=11))
+
+
+def _data(df: pd.DataFrame) -> pd.DataFrame:
+    if len(df) > MAX_ROWS:  # guarded by construction; kept as a hard stop
+        raise AssertionError(f"internal: {len(df)} rows would be passed to Altair (limit {MAX_ROWS})")
+    return df.reset_index(drop=True)
+
+
+def _num(x: float, digits: int = 3) -> str:
+    if x is None or not math.isfinite(float(x)):
+        return "n/a"
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:.{digits}f}"
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _half_holders(n: np.ndarray) -> int:
+    """Smallest number of documents whose measurements add up to at least half of N."""
+    cum = np.cumsum(np.sort(n)[::-1])
+    return int(np.searchsorted(cum, cum[-1] / 2.0) + 1)
+
+
+def _size_bins(n: np.ndarray, max_bins: int = 30) -> np.ndarray:
+    """Integer bin edges, evenly spaced on a log scale, covering [min n, max n]."""
+    lo, hi = float(n.min()), float(n.max())
+    lo_e = max(math.floor(lo), 1) if lo >= 1 else lo
+    hi_e = math.floor(hi) + 1 if hi >= 1 else hi * 1.01
+    edges = np.geomspace(lo_e, hi_e, max_bins + 1)
+    if lo >= 1:
+        edges = np.unique(np.round(edges))
+    if edges.size < 2:
+        edges = np.array([lo_e, hi_e])
+    return edges
+
+
+# ---------------------------------------------------------------------------------- charts
+def size_distribution(table: DocTable, *, unit: str = "chunks") -> Chart:
+    """Histogram of n_d (measurements per document) on log-spaced bins and a log x axis."""
+    n = np.asarray(table.n, dtype=float)
+    K, N = table.K, table.N
+    edges = _size_bins(n)
+    counts, _ = np.histogram(n, bins=edges)
+    df = _data(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "documents": counts,
+                             "share": counts / K}))
+    df = df[df["documents"] > 0]
+    k_half = _half_holders(n)
+    title = f"How many {unit} each document holds"
+    chart = alt.Chart(df).mark_rect(color="#1f4e79", stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("lo:Q", scale=alt.Scale(type="log", domain=[float(edges[0]), float(edges[-1])], nice=False),
+                title=f"{unit.capitalize()} per document, n_d (log scale)"),
+        x2="hi:Q",
+        y=alt.Y("documents:Q", title="Documents"),
+        tooltip=[alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="below"),
+                 alt.Tooltip("documents:Q", title="documents")],
+    ).properties(width=WIDTH, height=240, title=title)
+    caption = (f"K = {K:,} documents, N = {_num(N)} {unit}; n_d from {_num(n.min())} to {_num(n.max())} "
+               f"(median {_num(float(np.median(n)))}); the {k_half:,} largest documents "
+               f"({k_half / K:.1%} of K) hold half of the {unit}.")
+    return Chart(_plain(chart), title, caption)
+
+
+def rate_vs_size(table: DocTable, estimates: Estimates, *, unit: str = "chunks",
+                 label_largest: int = 3) -> Chart:
+    """Per-document rate r_d against n_d (log x), with the micro and macro estimates as rules.
+
+    Up to :data:`MAX_POINTS` documents each get a point and the ``label_largest`` largest are
+    labelled with their id; above that, documents are binned (log n_d by rate) and the circle
+    area shows how many documents fall in each cell.
+    """
+    n = np.asarray(table.n, dtype=float)
+    r = np.asarray(table.rate, dtype=float)
+    K = table.K
+    x_title = f"{unit.capitalize()} per document, n_d (log scale)"
+    y_title = "Document rate, r_d = s_d / n_d"
+    x_scale = alt.Scale(type="log", domain=[float(n.min()) / 1.15, float(n.max()) * 1.15], nice=False)
+
+    if K <= MAX_POINTS:
+        pts = _data(pd.DataFrame({"doc": table.doc.astype(str), "n": n, "rate": r}))
+        points = alt.Chart(pts).mark_circle(size=36, opacity=0.75 if K <= 200 else 0.45,
+                                            color="#1f4e79").encode(
+            x=alt.X("n:Q", scale=x_scale, title=x_title),
+            y=alt.Y("rate:Q", title=y_title),
+            tooltip=[alt.Tooltip("doc:N", title="document"), alt.Tooltip("n:Q", title="n_d"),
+                     alt.Tooltip("rate:Q", title="r_d", format=".3f")],
+        )
+        how = f"each point is one of the K = {K:,} documents"
+    else:
+        x_edges = np.geomspace(n.min(), n.max() * (1 + 1e-9) if n.max() > n.min() else n.min() + 1, 31)
+        r_lo, r_hi = float(r.min()), float(r.max())
+        r_edges = np.linspace(r_lo, r_hi if r_hi > r_lo else r_lo + 1, 26)
+        xi = np.clip(np.searchsorted(x_edges, n, side="right") - 1, 0, x_edges.size - 2)
+        ri = np.clip(np.searchsorted(r_edges, r, side="right") - 1, 0, r_edges.size - 2)
+        cells = (pd.DataFrame({"xi": xi, "ri": ri, "n": n, "rate": r})
+                 .groupby(["xi", "ri"], sort=True)
+                 .agg(n=("n", "mean"), rate=("rate", "mean"), documents=("n", "size"))
+                 .reset_index())
+        cells = _data(cells)
+        points = alt.Chart(cells).mark_circle(opacity=0.6, color="#1f4e79").encode(
+            x=alt.X("n:Q", scale=x_scale, title=x_title),
+            y=alt.Y("rate:Q", title=y_title),
+            size=alt.Size("documents:Q", title="Documents", scale=alt.Scale(range=[9, 400], zero=False)),
+            tooltip=[alt.Tooltip("documents:Q"), alt.Tooltip("n:Q", title="mean n_d", format=".1f"),
+                     alt.Tooltip("rate:Q", title="mean r_d", format=".3f")],
+        )
+        how = (f"K = {K:,} documents binned by size and rate (mean position per cell; "
+               "circle area = number of documents)")
+
+    R, rbar = estimates.micro_estimate, estimates.macro_estimate
+    # the higher line is labelled above itself, the lower one below, so labels never cross a line
+    micro_high = R >= rbar
+    rules_df = _data(pd.DataFrame({
+        "estimand": ["micro", "macro"],
+        "value": [R, rbar],
+        "text": [f"micro R = {R:.3f}", f"macro mean = {rbar:.3f}"],
+        "pos": ["above" if micro_high else "below", "below" if micro_high else "above"],
+    }))
+    colour = alt.Color("estimand:N", legend=None,
+                       scale=alt.Scale(domain=["micro", "macro"], range=["#d1495b", "#2e933c"]))
+    base = alt.Chart(rules_df)
+    rules = base.mark_rule(strokeWidth=1.5, strokeDash=[6, 3]).encode(y="value:Q", color=colour)
+    above = base.transform_filter(alt.datum.pos == "above").mark_text(
+        align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold").encode(
+        x=alt.value(4), y="value:Q", text="text:N", color=colour)
+    below = base.transform_filter(alt.datum.pos == "below").mark_text(
+        align="left", baseline="top", dy=3, fontSize=11, fontWeight="bold").encode(
+        x=alt.value(4), y="value:Q", text="text:N", color=colour)
+    layers = [points, rules, above, below]
+
+    labelled = ""
+    if K <= MAX_POINTS and label_largest > 0:
+        top = np.argsort(-n, kind="stable")[: min(label_largest, K)]
+        lab = _data(pd.DataFrame({"doc": [_short(d, LABEL_CHARS) for d in table.doc[top].astype(str)],
+                                  "n": n[top], "rate": r[top]}))
+        layers.append(alt.Chart(lab).mark_text(align="right", dx=-7, dy=-7, fontSize=10,
+                                               color="#333333").encode(
+            x=alt.X("n:Q", scale=x_scale), y="rate:Q", text="doc:N"))
+        labelled = f"; the {top.size} largest documents are labelled"
+
+    title = "Document rate against document size"
+    chart = alt.layer(*layers).properties(width=WIDTH, height=320, title=title)
+    caption = (f"{how[:1].upper() + how[1:]}; dashed lines: micro R = {R:.3f} (weights documents by n_d) and "
+               f"macro r\u0304 = {rbar:.3f} (every document counts once){labelled}.")
+    return Chart(_plain(chart), title, caption)
+
+
+def _interval_rows(estimates: Estimates) -> pd.DataFrame:
+    rows = []
+    for i, iv in enumerate(estimates.intervals):
+        label = iv.label
+        if iv.df is not None and math.isfinite(iv.df):
+            label = f"{label} (df {iv.df:.1f})"
+        rows.append({
+            "order": i, "estimand": iv.estimand, "method": iv.method, "label": label,
+            "role": iv.role, "estimate": float(iv.estimate),
+            "low": None if iv.ci is None else float(iv.ci.low),
+            "high": None if iv.ci is None else float(iv.ci.high),
+            "available": iv.ci is not None,
+            "reason": None if iv.ci is not None else _short(f"no interval: {iv.reason or 'not available'}", 100),
+        })
+    return pd.DataFrame(rows)
+
+
+def interval_comparison(estimates: Estimates) -> Chart:
+    """Every interval method side by side, one panel per estimand.
+
+    Points are the estimates, bars the [low, high] intervals, coloured by role; baselines are red
+    and labelled "baseline: chunks as cases"; a method without an interval shows its reason.
+    """
+    df = _interval_rows(estimates)
+    finite = pd.concat([df["estimate"], df["low"].dropna(), df["high"].dropna()]).astype(float)
+    finite = finite[np.isfinite(finite)]
+    lo, hi = float(finite.min()), float(finite.max())
+    pad = 0.06 * (hi - lo) if hi > lo else max(abs(lo) * 0.1, 0.05)
+    domain = [lo - pad, hi + pad]
+    # notes (baseline warning, reason for a missing interval) sit just under their row, starting
+    # at the bar's low end, or at the panel's left edge when the text would run past the right edge
+    df["note"] = np.where(df["role"] == "baseline", BASELINE_TEXT, None)
+    df.loc[~df["available"], "note"] = df.loc[~df["available"], "reason"]
+    df["has_note"] = df["note"].notna()
+    start = df["low"].where(df["available"], domain[0]).astype(float)
+    px = (start - domain[0]) / (domain[1] - domain[0]) * WIDTH
+    chars = df["note"].fillna("").str.len()
+    df["anchor"] = np.where(px + 5.5 * chars + 4 > WIDTH, domain[0], start)
+    level = f"{estimates.level:.0%}"
+
+    x = alt.X("estimate:Q", title=f"Estimate and {level} interval",
+              scale=alt.Scale(domain=domain, zero=False, nice=False))
+    colour = alt.Color("role:N", title="Role", scale=alt.Scale(domain=ROLE_ORDER, range=ROLE_COLOURS))
+    titles = {"micro": "Micro mean R (ratio of sums: weights documents by n_d)",
+              "macro": "Macro mean (mean of document rates)"}
+    panels = []
+    for estimand in ("micro", "macro"):
+        sub = _data(df[df["estimand"] == estimand])
+        if sub.empty:
+            continue
+        y = alt.Y("label:N", title=None, sort=alt.EncodingSortField("order", op="min"),
+                  axis=alt.Axis(labelLimit=260, minExtent=260, maxExtent=260))
+        base = alt.Chart(sub).encode(y=y)
+        bars = base.transform_filter(alt.datum.available).mark_rule(strokeWidth=3).encode(
+            x=alt.X("low:Q", scale=alt.Scale(domain=domain, zero=False, nice=False),
+                    title=f"Estimate and {level} interval"),
+            x2="high:Q", color=colour)
+        points = base.mark_point(filled=True, size=60).encode(x=x, color=colour)
+        notes = base.transform_filter(alt.datum.has_note).mark_text(
+            align="left", baseline="top", dx=2, dy=6, fontSize=10, fontStyle="italic").encode(
+            x=alt.X("anchor:Q", scale=alt.Scale(domain=domain, zero=False, nice=False)),
+            text="note:N", color=colour)
+        panels.append(alt.layer(bars, points, notes).properties(
+            width=WIDTH, height=alt.Step(32), title=alt.TitleParams(titles[estimand], fontSize=12)))
+    title = f"{level} intervals by method"
+    chart = alt.vconcat(*panels, spacing=18).resolve_scale(color="shared", x="shared").properties(
+        title=title)
+    n_none = int((~df["available"]).sum())
+    caption = (f"K = {estimates.K:,} documents, N = {_num(estimates.N)} measurements; "
+               f"red bars are contrast baselines that treat measurements as independent cases "
+               f"(too narrow, shown only as a warning)"
+               + (f"; {n_none} method(s) give no interval and say why" if n_none else "") + ".")
+    return Chart(_plain(chart), title, caption)
+
+
+def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
+                           bins: int = 40) -> Chart | None:
+    """Histogram of the document-bootstrap replicate estimates with the estimate and the
+    bootstrap-t interval marked; ``None`` when the bootstrap was not run (``replicates=0``)."""
+    if estimand not in ("micro", "macro"):
+        raise ValueError(f"estimand must be 'micro' or 'macro' (got {estimand!r})")
+    draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
+    if draws is None or draws.replicates == 0:
+        return None
+    theta = np.asarray(draws.micro if estimand == "micro" else draws.macro, dtype=float)
+    theta = theta[np.isfinite(theta)]
+    est = estimates.micro_estimate if estimand == "micro" else estimates.macro_estimate
+    try:
+        iv: Interval | None = estimates.interval(estimand, "bootstrap_t")
+    except KeyError:
+        iv = None
+    t_lo, t_hi = float(theta.min()), float(theta.max())
+    if t_hi > t_lo:
+        edges = np.linspace(t_lo, t_hi, bins + 1)
+    else:
+        edges = np.array([t_lo - 0.5e-3, t_hi + 0.5e-3])
+    counts, _ = np.histogram(theta, bins=edges)
+    hist = _data(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "replicates": counts}))
+    level = f"{estimates.level:.0%}"
+    marks = [{"kind": "estimate", "value": float(est), "text": f"estimate {est:.3f}"}]
+    if iv is not None and iv.ci is not None:
+        marks += [{"kind": "bootstrap-t", "value": float(iv.ci.low), "text": f"{iv.ci.low:.3f}"},
+                  {"kind": "bootstrap-t", "value": float(iv.ci.high), "text": f"{iv.ci.high:.3f}"}]
+    marks_df = _data(pd.DataFrame(marks))
+    name = "micro mean R" if estimand == "micro" else "macro mean"
+    x_title = f"Replicate {name}"
+    all_x = np.concatenate([edges, marks_df["value"].to_numpy()])
+    domain = [float(all_x.min()), float(all_x.max())]
+
+    x_scale = alt.Scale(domain=domain, zero=False, nice=False)
+    hist_layer = alt.Chart(hist).mark_rect(color="#9fb3c8", stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("lo:Q", scale=x_scale, title=x_title), x2="hi:Q",
+        y=alt.Y("replicates:Q", title="Replicates"))
+    colour = alt.Color("kind:N", title=None,
+                       scale=alt.Scale(domain=["estimate", "bootstrap-t"], range=["#1f4e79", "#d1495b"]),
+                       legend=alt.Legend(symbolType="stroke", labelExpr=f"datum.label == 'bootstrap-t' ? "
+                                                   f"'bootstrap-t {level} interval' : datum.label"))
+    mbase = alt.Chart(marks_df)
+    rules = mbase.mark_rule(strokeWidth=2).encode(
+        x=alt.X("value:Q", scale=x_scale), color=colour,
+        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["estimate", "bootstrap-t"],
+                                                            range=[[1, 0], [6, 3]]), legend=None))
+    texts = mbase.mark_text(align="left", dx=4, baseline="top", fontSize=10).encode(
+        x=alt.X("value:Q", scale=x_scale), y=alt.value(4), text="text:N", color=colour)
+    title = f"Document bootstrap of the {name}"
+    chart = alt.layer(hist_layer, rules, texts).properties(width=WIDTH, height=240, title=title)
+
+    B = draws.replicates
+    deg = draws.degenerate_fraction
+    if iv is not None and iv.ci is not None:
+        iv_text = f"bootstrap-t {level} interval [{iv.ci.low:.3f}, {iv.ci.high:.3f}]"
+    else:
+        reason = iv.reason if iv is not None else "not computed"
+        iv_text = f"no bootstrap-t interval ({reason})"
+    seed = "" if estimates.seed is None else f", seed {estimates.seed}"
+    caption = (f"{B:,} replicates resampling documents{seed}; {deg:.1%} degenerate "
+               f"(all drawn documents share one rate, dropped from bootstrap-t); {iv_text}.")
+    return Chart(_plain(chart), title, caption)
+
+
+# ---------------------------------------------------------------------------------- rendering
+_ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def _vl_version() -> str | None:
+    import vl_convert as vlc
+    m = re.match(r"v?(\d+)\.(\d+)", alt.SCHEMA_VERSION)
+    want = f"{m.group(1)}.{m.group(2)}" if m else None
+    return want if want in vlc.get_vegalite_versions() else None
+
+
+def to_svg(chart: Chart | alt.TopLevelMixin) -> str:
+    """Render a chart to a standalone SVG string, offline and deterministic.
+
+    The spec embeds its data (no URLs) and vl-convert is told to load nothing from any base URL.
+    Vega numbers clip paths and gradients with a per-process counter (``clip1``, ``clip2``, ...);
+    those ids are renamed in order of appearance with a prefix taken from the spec's hash, so the
+    same chart always gives the same string and two different charts inlined in one HTML page do
+    not share ids.
+    """
+    import vl_convert as vlc
+
+    spec = (chart.chart if isinstance(chart, Chart) else chart).to_json(indent=None)
+    svg = vlc.vegalite_to_svg(spec, vl_version=_vl_version(), allowed_base_urls=[])
+    ids = list(dict.fromkeys(_ID_RE.findall(svg)))
+    if ids:
+        prefix = "pd" + hashlib.sha256(spec.encode("utf-8")).hexdigest()[:10]
+        mapping = {old: f"{prefix}-{i}" for i, old in enumerate(ids, 1)}
+        alternatives = "|".join(re.escape(o) for o in sorted(mapping, key=len, reverse=True))
+        svg = re.sub(r'(\bid="|url\(#|href="#)(' + alternatives + r')(?=["\)])',
+                     lambda m: m.group(1) + mapping[m.group(2)], svg)
+    return svg

@@ -1,0 +1,153 @@
+"""The report kit end to end: notebooks execute, the HTML is offline, escaped, reproducible, and its
+numbers are the engine's."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import papermill as pm
+import pytest
+
+import perdoc
+from perdoc.cli import main
+from perdoc.report import NOTEBOOKS, build_report, notebook_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "params" / "example.yaml"
+TINY = ROOT / "tests" / "fixtures" / "tiny" / "tiny.yaml"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    paths = {}
+    for params in (EXAMPLE, TINY):
+        paths[params.stem] = build_report(params, out)
+    return out, paths
+
+
+def html_of(built, name):
+    return built[1][name].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["example", "tiny"])
+def test_report_files(built, name):
+    folder = built[0] / name
+    assert sorted(p.name for p in folder.iterdir()) == ["documents.csv", "report.html", "summary.json"]
+    html = html_of(built, name)
+    for title in ("Study design", "Estimand", "Intervals", "Comparing systems", "Planning the next sample",
+                  "Reporting checklist", "Contents"):
+        assert title in html, title
+
+
+@pytest.mark.parametrize("name", ["example", "tiny"])
+def test_html_offline_and_without_errors(built, name):
+    html = html_of(built, name)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "<script src" not in html
+    assert "Traceback" not in html
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in html
+    assert "<svg" in html
+
+
+def test_toc_links_resolve(built):
+    html = html_of(built, "example")
+    links = re.findall(r'href="#([^"]+)"', html)
+    ids = set(re.findall(r'id="([^"]+)"', html))
+    toc = [l for l in links if l in {"Study-design", "Estimand", "Intervals", "Comparing-systems",
+                                     "Planning-the-next-sample", "Reporting-checklist"}]
+    assert len(toc) >= 6
+    for l in links:
+        assert l in ids, f"TOC link #{l} has no target"
+
+
+def test_hostile_document_id_is_escaped(built):
+    html = html_of(built, "tiny")
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>bold</b>" not in html  # params text is escaped too
+
+
+@pytest.mark.parametrize("name, params, data, score", [
+    ("example", EXAMPLE, ROOT / "data" / "example" / "sample.csv", "bm25"),
+    ("tiny", TINY, ROOT / "tests" / "fixtures" / "tiny" / "tiny.csv", "hit"),
+])
+def test_summary_equals_cli(built, capsys, name, params, data, score):
+    summary = json.loads((built[0] / name / "summary.json").read_text())
+    study = perdoc.params.load_params(params)
+    args = ["estimate", str(data), "--doc", "doc_id", "--score", score, "--json",
+            "--level", str(study.intervals.level), "--replicates", str(study.intervals.replicates),
+            "--seed", str(study.intervals.seed)]
+    if study.design.population_size:
+        args += ["--population-size", str(study.design.population_size)]
+    assert main(args) == 0
+    cli = json.loads(capsys.readouterr().out)
+    for key in ("K", "N", "level", "micro", "macro", "diagnostics", "population_size", "fpc"):
+        assert summary[key] == cli[key], key
+    assert summary["input"]["file"] == data.name
+    assert len(summary["input"]["sha256"]) == 64
+    assert summary["input"]["bytes"] == data.stat().st_size
+    assert summary["params"]["estimand"]["kind"] == study.estimand.kind
+    assert summary["seed"] == study.intervals.seed and summary["versions"]["perdoc"]
+    import hashlib
+    docs = (built[0] / name / "documents.csv").read_bytes()
+    assert summary["documents_table"]["sha256"] == hashlib.sha256(docs).hexdigest()
+
+
+def test_rerun_is_byte_identical(built, tmp_path):
+    again = build_report(TINY, tmp_path)
+    first = built[0] / "tiny"
+    for f in ("report.html", "summary.json", "documents.csv"):
+        assert (first / f).read_bytes() == (again.parent / f).read_bytes(), f
+
+
+def test_failing_dataset_leaves_error_page_and_others_still_build(tmp_path, capsys):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("name: broken\ndata: {path: missing.csv, doc: d, score: y}\n"
+                   "design: {population: x}\nestimand: {kind: micro, why: y}\n")
+    out = tmp_path / "out"
+    (out / "broken").mkdir(parents=True)
+    (out / "broken" / "report.html").write_text("an old complete report")
+    code = main(["report", str(bad), str(TINY), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "data file not found" in err and err.count("\n") == 1
+    page = (out / "broken" / "report.html").read_text()
+    assert "Report failed" in page and "data file not found" in page
+    assert not (out / "broken" / "summary.json").exists()
+    assert (out / "tiny" / "summary.json").exists()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary folders left
+
+
+def test_missing_estimand_refuses(tmp_path, capsys):
+    p = tmp_path / "noest.yaml"
+    p.write_text("name: noest\ndata: {path: x.csv, doc: d, score: y}\ndesign: {population: x}\n")
+    assert main(["report", str(p), "--out", str(tmp_path / "out")]) == 2
+    assert "no estimand declared" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("params", [EXAMPLE, TINY], ids=["example", "tiny"])
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_each_notebook_executes_standalone(tmp_path, stem, params):
+    out = tmp_path / f"{stem}.ipynb"
+    pm.execute_notebook(str(notebook_dir() / f"{stem}.ipynb"), str(out),
+                        parameters={"params_file": str(params)}, kernel_name="python3",
+                        cwd=str(notebook_dir()), progress_bar=False)
+    nb = nbformat.read(out, as_version=4)
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            assert o.get("output_type") != "error"
+            assert not (o.get("output_type") == "stream" and o.get("name") == "stderr"), o.get("text")
+
+
+def test_committed_notebooks_have_no_outputs():
+    for stem in NOTEBOOKS:
+        nb = nbformat.read(notebook_dir() / f"{stem}.ipynb", as_version=4)
+        params = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assert len(params) == 1, stem
+        assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+        for c in nb.cells:
+            if c.cell_type == "code":
+                assert not c.outputs and c.execution_count is None, stem
