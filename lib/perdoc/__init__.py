@@ -6,6 +6,7 @@ estimates, intervals and diagnostics whose numbers agree with R's clubSandwich a
 """
 
 from .errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
+from .compare import Comparison, PairTable, compare
 from .estimate import estimate
 from .results import ConfidenceInterval, Diagnostics, Estimates, Interval
 from .table import DocTable, Exclusion
@@ -13,14 +14,15 @@ from .table import DocTable, Exclusion
 __version__ = "0.1.0"
 
 __all__ = [
-    "DocTable", "Exclusion", "estimate", "load_chunks", "load_docs",
+    "DocTable", "Exclusion", "estimate", "load_chunks", "load_docs", "load_pairs",
+    "PairTable", "Comparison", "compare",
     "Estimates", "Interval", "ConfidenceInterval", "Diagnostics",
     "PerdocError", "InputError", "DataFileError", "ColumnError", "ParameterError",
 ]
 
 
 def __getattr__(name):  # loaders import duckdb lazily
-    if name in ("load_chunks", "load_docs", "write_table"):
+    if name in ("load_chunks", "load_docs", "load_pairs", "write_table"):
         from . import io
         return getattr(io, name)
     raise AttributeError(name)

@@ -48,6 +48,22 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--write-table", metavar="PATH", help="also write the per-document table (.csv or .parquet)")
 
+    c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B)",
+                       description="Paired comparison of two score columns on the same rows: per-document "
+                                   "differences, every interval method, correlation, ties and a "
+                                   "document-level sign-flip randomization test.")
+    c.add_argument("data", help="CSV, Parquet or JSON Lines file, one row per chunk (or query)")
+    c.add_argument("--doc", required=True, help="document id column")
+    c.add_argument("--score", required=True, metavar="A", help="score column of system A")
+    c.add_argument("--vs", required=True, metavar="B", help="score column of system B")
+    c.add_argument("--unpaired", action="store_true",
+                   help="allow rows scored by one system only (delta-method comparison)")
+    c.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M")
+    c.add_argument("--level", type=_number("--level"), default=0.95)
+    c.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B")
+    c.add_argument("--seed", type=_integer("--seed"), default=1)
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
                                    "<out>/<name>/report.html, summary.json and documents.csv.")
@@ -93,6 +109,8 @@ def _run(argv) -> int:
         return 0
     if args.command == "estimate":
         return _estimate(args)
+    if args.command == "compare":
+        return _compare(args)
     if args.command == "report":
         return _report(args)
     build_parser().print_help(sys.stderr)
@@ -132,6 +150,60 @@ def _estimate(args) -> int:
     else:
         print(format_estimates(result, table))
     return 0
+
+
+def _compare(args) -> int:
+    from .compare import compare
+    from .io import load_pairs
+    pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired)
+    pop = args.population_size
+    if pop is not None and float(pop).is_integer():
+        pop = int(pop)
+    result = compare(pairs, level=args.level, population_size=pop, replicates=args.replicates, seed=args.seed)
+    if args.json:
+        out = result.to_dict()
+        out["input"] = dict(pairs.source)
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_comparison(result, pairs))
+    return 0
+
+
+def format_comparison(result, pairs) -> str:
+    a, b = result.names
+    d = result.to_dict()
+    lines = [f"perdoc compare: {pairs.source.get('path') or '<data>'}",
+             f"{a} - {b}; K = {result.K} documents, N = {result.N:g} measurements, level = {result.level:g}; "
+             + ("paired" if result.paired else "unpaired (delta method)"), ""]
+    for estimand in ("micro", "macro"):
+        block = d["difference"][estimand]
+        lines.append(f"{estimand} difference: {block['estimate']:+.6g}   "
+                     f"({a} {d['systems']['a'][estimand]['estimate']:.6g}, "
+                     f"{b} {d['systems']['b'][estimand]['estimate']:.6g})")
+        for method, v in block.items():
+            if not isinstance(v, dict) or "ci" not in v:
+                continue
+            se = "" if v.get("se") is None else f"{v['se']:.4g}"
+            df = "" if v.get("df") is None else f"{v['df']:.3g}"
+            ci = f"[{v['ci'][0]:+.4f}, {v['ci'][1]:+.4f}]" if v["ci"] else f"no interval: {v['reason']}"
+            tag = "  <- baseline, shown to warn" if v.get("role") == "baseline" else ""
+            lines.append(f"  {method:<12} {v.get('label', ''):<46} {se:>9} {df:>7}  {ci}{tag}")
+        lines.append("")
+    corr = d["correlation"]
+    lines.append(f"correlation of the systems across documents: micro {_fmt(corr['micro'])}, "
+                 f"macro {_fmt(corr['macro'])}; documents tied exactly: {result.ties_fraction:.1%}")
+    rz = d["randomization"]
+    if rz.get("p_value") is not None:
+        kind = f"exact over {rz['patterns']:,} sign patterns" if rz["exact"] else \
+            f"Monte Carlo, {rz['replicates']:,} sign patterns"
+        lines.append(f"sign-flip randomization test by document: p = {rz['p_value']:.4g} ({kind})")
+    for note in d["notes"]:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+def _fmt(x):
+    return "undefined" if x is None else f"{x:.3f}"
 
 
 def _report(args) -> int:

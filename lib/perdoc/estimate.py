@@ -153,7 +153,7 @@ class _Ctx:
         reason = None
         ci = None
         if se is None or not math.isfinite(se):
-            reason = "not available: " + (notes[0] if notes else "no variance")
+            reason = notes[0] if notes else "no variance"
             se = None
         else:
             se = se * self.fpc

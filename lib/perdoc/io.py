@@ -39,7 +39,7 @@ import pandas as pd
 from .errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from .table import DocTable
 
-__all__ = ["load_chunks", "load_docs", "write_table", "GROUP_BY_SQL", "DUCKDB_MEMORY_LIMIT"]
+__all__ = ["load_chunks", "load_docs", "load_pairs", "write_table", "GROUP_BY_SQL", "DUCKDB_MEMORY_LIMIT"]
 
 #: The one aggregation to run where the logs live (Spark SQL, BigQuery, Snowflake, DuckDB, ...).
 #: Feed its output to :func:`load_docs` with ``doc="doc_id", n="n", s="s", q="q"``.
@@ -538,3 +538,99 @@ def _first_bad_json_line(path: str):
     except (OSError, UnicodeDecodeError, EOFError):
         return None
     return None
+
+
+# ====================================================================== two systems
+def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None):
+    """Aggregate rows scored by two systems (columns ``a`` and ``b``) to a per-document pair table.
+
+    Paired (the default): every row must carry a score for both systems; otherwise this refuses
+    with a message counting the unmatched rows. ``unpaired=True`` accepts rows scored by only one
+    system (each system then has its own n_d) and counts rows scored by neither as excluded.
+    Returns a :class:`perdoc.compare.PairTable`.
+    """
+    from .compare import PairTable
+    from .table import Exclusion
+    _check_names(doc=doc, a=a, b=b)
+    with _open_source(source, fmt) as src:
+        src.require(doc, a, b)
+        d_expr = _doc_expr(src.ref(doc))
+        raw_a, xa, text_a = src.number(a)
+        raw_b, xb, text_b = src.number(b)
+        parts = [f"{d_expr} AS d", f"{raw_a} AS ra", f"{xa} AS xa", f"{raw_b} AS rb", f"{xb} AS xb"]
+        checks = []
+        for tag, text in (("a", text_a), ("b", text_b)):
+            checks += [
+                f"count(*) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS text_{tag}" if text
+                else f"0 AS text_{tag}",
+                f"min(r{tag}) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS ex_{tag}" if text
+                else f"NULL AS ex_{tag}",
+                f"count(*) FILTER (WHERE isnan(x{tag})) AS nan_{tag}",
+                f"count(*) FILTER (WHERE isinf(x{tag})) AS inf_{tag}",
+            ]
+        sql = f"""
+            SELECT d AS doc,
+                   count(*) AS rows,
+                   count(*) FILTER (WHERE ra IS NOT NULL AND rb IS NOT NULL) AS n_both,
+                   count(*) FILTER (WHERE ra IS NOT NULL) AS n_a,
+                   count(*) FILTER (WHERE rb IS NOT NULL) AS n_b,
+                   fsum(xa) AS s_a, fsum(xa * xa) AS q_a,
+                   fsum(xb) AS s_b, fsum(xb * xb) AS q_b,
+                   fsum((xa - xb) * (xa - xb)) AS q_d,
+                   {", ".join(checks)}
+            FROM (SELECT {", ".join(parts)} FROM {src.relation})
+            GROUP BY d ORDER BY d NULLS LAST"""
+        res = src.fetch(sql)
+        rows_per_doc = _plain(res["rows"], float)
+        docs = _plain(res["doc"], object)
+        rows = int(rows_per_doc.sum())
+        if rows == 0:
+            raise InputError(f"{src.label} has no data rows")
+        missing_doc = np.array([v is None for v in docs])
+        if missing_doc.any():
+            k = int(rows_per_doc[missing_doc].sum())
+            raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
+                             "every row needs a document id")
+        for tag, col in (("a", a), ("b", b)):
+            problems = []
+            for key, what in (("text", "a non-numeric score"), ("nan", "a NaN score"), ("inf", "an infinite score")):
+                k = int(_plain(res[f"{key}_{tag}"], float).sum())
+                if k:
+                    msg = f"{k} row(s) have {what}"
+                    if key == "text":
+                        ex = [e for e in _plain(res[f"ex_{tag}"], object) if e is not None]
+                        if ex:
+                            msg += f" (e.g. {_short(ex[0])!r})"
+                    problems.append(msg)
+            if problems:
+                raise InputError(f"column '{col}' in {src.label}: " + ", ".join(problems)
+                                 + "; every score must be a finite number or a boolean (true = 1)")
+        n_both = _plain(res["n_both"], float)
+        n_a = _plain(res["n_a"], float)
+        n_b = _plain(res["n_b"], float)
+        only_a = int((n_a - n_both).sum())
+        only_b = int((n_b - n_both).sum())
+        neither = int((rows_per_doc - n_a - n_b + n_both).sum())
+        exclusions = ()
+        if not unpaired:
+            if only_a or only_b or neither:
+                raise InputError(
+                    f"{src.label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
+                    f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
+                    "comparison needs both scores on every row (use the unpaired comparison to compare "
+                    "them anyway, by the delta method)")
+        elif neither:
+            exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
+        info = src.info(rows)
+        info.update({"rows_only_a": only_a, "rows_only_b": only_b, "rows_neither": neither})
+    s_a = _plain(res["s_a"], float)
+    s_b = _plain(res["s_b"], float)
+    q_a = _plain(res["q_a"], float)
+    q_b = _plain(res["q_b"], float)
+    # documents whose rows all lack both scores carry nothing: drop them, counted above
+    keep = (n_a > 0) | (n_b > 0)
+    return PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]), q_a=np.nan_to_num(q_a[keep]),
+                           n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]), q_b=np.nan_to_num(q_b[keep]),
+                           q_d=None if unpaired else _plain(res["q_d"], float)[keep],
+                           names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
+                           label=src.label)

@@ -1,0 +1,292 @@
+"""Comparing two systems scored on the same documents.
+
+Paired (both systems scored on the same chunks): per document, ``D_d = s_Ad - s_Bd`` becomes the new
+score sum, and every single-system method applies to it unchanged (methods.md, "Paired comparison"):
+the micro difference ``Delta = sum D_d / N`` with CR1/CR2/CR3/bootstrap intervals (the CR2 degrees
+of freedom depend on the sizes only, so they are those of either system), and the macro difference
+``mean(r_Ad - r_Bd)`` with the t interval. Pairing removes the variation the systems share,
+``Var(A - B) = Var(A) + Var(B) - 2 Cov(A, B)``; it does not change the sampling unit.
+
+The document-level sign-flip randomization test (Fisher) asks whether the labels A and B are
+exchangeable within documents: ``T(eps) = sum eps_d D_d / N`` over sign vectors eps. It is exact
+(all ``2^K`` patterns, counted by meet-in-the-middle) for ``K <= 20`` and Monte Carlo beyond.
+
+Unpaired (rows scored by only one system): the delta method, ``u^D_d = u_Ad / N_A - u_Bd / N_B``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .errors import InputError, ParameterError
+from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, _validate, estimate
+from .results import ConfidenceInterval, Estimates, Interval, _num
+from .table import DocTable, Exclusion
+
+__all__ = ["PairTable", "Comparison", "compare", "sign_flip_test", "EXACT_MAX_K"]
+
+EXACT_MAX_K = 20  # 2^20 sign patterns
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """Per-document sums of two systems: ``n_a, s_a, q_a`` and ``n_b, s_b, q_b`` (equal n when
+    paired), and ``q_d``, the sum of squared per-row differences (paired only)."""
+
+    doc: np.ndarray
+    n_a: np.ndarray
+    s_a: np.ndarray
+    q_a: np.ndarray
+    n_b: np.ndarray
+    s_b: np.ndarray
+    q_b: np.ndarray
+    q_d: np.ndarray | None
+    names: tuple[str, str]
+    paired: bool
+    source: dict = field(default_factory=dict)
+    exclusions: tuple[Exclusion, ...] = ()
+
+    @classmethod
+    def build(cls, *, doc, n_a, s_a, q_a, n_b, s_b, q_b, q_d=None, names=("a", "b"), paired=True,
+              source=None, exclusions=(), label="the data") -> "PairTable":
+        arrays = {k: np.asarray(v, dtype=float) for k, v in
+                  dict(n_a=n_a, s_a=s_a, q_a=q_a, n_b=n_b, s_b=s_b, q_b=q_b).items()}
+        doc = np.asarray(doc).astype(str)
+        K = doc.size
+        if K < 2:
+            raise InputError(f"{label}: the data have {K} document; need at least 2 documents to compare")
+        if paired and not np.array_equal(arrays["n_a"], arrays["n_b"]):
+            raise InputError(f"{label}: a paired comparison needs the same rows for both systems")
+        if paired and q_d is None:
+            raise InputError(f"{label}: a paired comparison needs q_d, the sum of squared differences")
+        # each system must be a valid table on its own documents (raises with the column named)
+        for tag, name in (("a", names[0]), ("b", names[1])):
+            ok = arrays[f"n_{tag}"] > 0
+            if ok.sum() >= 2:
+                DocTable.from_arrays(n=arrays[f"n_{tag}"][ok], s=arrays[f"s_{tag}"][ok], q=arrays[f"q_{tag}"][ok],
+                                     doc=doc[ok])
+            else:
+                raise InputError(f"{label}: column '{name}' scores fewer than 2 documents")
+        return cls(doc=doc, q_d=None if q_d is None else np.asarray(q_d, dtype=float), names=tuple(names),
+                   paired=paired, source=dict(source or {}), exclusions=tuple(exclusions), **arrays)
+
+    @classmethod
+    def from_rows(cls, doc, a, b, *, names=("a", "b")) -> "PairTable":
+        """Build from per-row arrays (every row scored by both systems)."""
+        import pandas as pd
+        df = pd.DataFrame({"doc": np.asarray(doc).astype(str), "a": np.asarray(a, float), "b": np.asarray(b, float)})
+        df["a2"], df["b2"], df["d2"] = df.a**2, df.b**2, (df.a - df.b) ** 2
+        g = df.groupby("doc", sort=True).agg(n=("a", "size"), s_a=("a", "sum"), s_b=("b", "sum"),
+                                             q_a=("a2", "sum"), q_b=("b2", "sum"), q_d=("d2", "sum"))
+        return cls.build(doc=g.index.to_numpy(), n_a=g.n, s_a=g.s_a, q_a=g.q_a, n_b=g.n, s_b=g.s_b, q_b=g.q_b,
+                         q_d=g.q_d, names=names, paired=True)
+
+    @property
+    def K(self) -> int:
+        return int(self.doc.size)
+
+    def system(self, which: str) -> DocTable:
+        """One system's own per-document table (documents it scored)."""
+        n, s, q = (self.n_a, self.s_a, self.q_a) if which == "a" else (self.n_b, self.s_b, self.q_b)
+        ok = n > 0
+        return DocTable.from_arrays(n=n[ok], s=s[ok], q=q[ok], doc=self.doc[ok], source=self.source,
+                                    exclusions=self.exclusions)
+
+    def difference(self) -> DocTable:
+        """The paired difference table: ``n_d``, ``D_d = s_Ad - s_Bd``, ``q_d = sum (a - b)^2``."""
+        if not self.paired:
+            raise ParameterError("the difference table exists for paired data only")
+        return DocTable.from_arrays(n=self.n_a, s=self.s_a - self.s_b, q=self.q_d, doc=self.doc,
+                                    source=self.source, exclusions=self.exclusions)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    names: tuple[str, str]
+    paired: bool
+    level: float
+    population_size: int | None
+    difference: Estimates | None          # paired: every single-system method on the differences
+    unpaired: tuple[Interval, ...]        # unpaired: delta-method intervals
+    systems: tuple[Estimates, Estimates]
+    correlation: dict
+    covariance: dict
+    ties_fraction: float
+    randomization: dict
+    K: int
+    N: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def micro_difference(self) -> float:
+        return self.systems[0].micro_estimate - self.systems[1].micro_estimate if self.difference is None \
+            else self.difference.micro_estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``perdoc compare --json``."""
+        if self.difference is not None:
+            d = self.difference.to_dict()
+            diff = {"micro": d["micro"], "macro": d["macro"], "diagnostics": d["diagnostics"]}
+        else:
+            diff = {"micro": {"estimate": _num(self.micro_difference)},
+                    "macro": {"estimate": None}}
+            for iv in self.unpaired:
+                diff[iv.estimand][iv.method] = iv.to_dict()
+                if iv.method == "t" or iv.estimand == "macro":
+                    diff["macro"]["estimate"] = _num(iv.estimate)
+        sys_a, sys_b = (s.to_dict() for s in self.systems)
+        return {
+            "K": self.K, "N": int(self.N) if float(self.N).is_integer() else self.N,
+            "level": self.level, "population_size": self.population_size,
+            "paired": self.paired,
+            "systems": {"a": {"name": self.names[0], **sys_a}, "b": {"name": self.names[1], **sys_b}},
+            "difference": {"label": f"{self.names[0]} - {self.names[1]}", **diff},
+            "correlation": {k: _num(v) for k, v in self.correlation.items()},
+            "covariance": {k: {kk: _num(vv) for kk, vv in v.items()} for k, v in self.covariance.items()},
+            "ties_fraction": _num(self.ties_fraction),
+            "randomization": self.randomization,
+            "notes": list(self.notes),
+        }
+
+
+def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | None = None,
+            replicates: int = DEFAULT_REPLICATES, seed: int | None = DEFAULT_SEED) -> Comparison:
+    """Compare system A with system B (A - B) on the same sample of documents."""
+    if not isinstance(pairs, PairTable):
+        raise ParameterError("pairs must be a perdoc PairTable (use perdoc.load_pairs)")
+    ta, tb = pairs.system("a"), pairs.system("b")
+    level, population_size, replicates, seed = _validate(ta, level, population_size, replicates, seed)
+    fpc = 1.0 if population_size is None else 1.0 - pairs.K / population_size
+    kw = dict(level=level, population_size=population_size, replicates=replicates, seed=seed)
+    sys_a, sys_b = estimate(ta, **kw), estimate(tb, **kw)
+    notes = []
+    if pairs.paired:
+        n = pairs.n_a
+        N = float(n.sum())
+        diff = estimate(pairs.difference(), **kw)
+        unpaired = ()
+        D = pairs.s_a - pairs.s_b
+        ties = float(np.mean(D == 0))
+        randomization = sign_flip_test(D, replicates=max(replicates, 9999), seed=seed)
+        u_a = pairs.s_a - sys_a.micro_estimate * n
+        u_b = pairs.s_b - sys_b.micro_estimate * n
+        r_a, r_b = pairs.s_a / n, pairs.s_b / n
+        c1 = pairs.K / (pairs.K - 1)
+        cov_micro = {"var_a": fpc * c1 * np.sum(u_a * u_a) / N**2, "var_b": fpc * c1 * np.sum(u_b * u_b) / N**2,
+                     "cov": fpc * c1 * np.sum(u_a * u_b) / N**2}
+        K = pairs.K
+        cm = np.cov(r_a, r_b, ddof=1)
+        cov_macro = {"var_a": fpc * cm[0, 0] / K, "var_b": fpc * cm[1, 1] / K, "cov": fpc * cm[0, 1] / K}
+        correlation = {"micro": _corr(cov_micro), "macro": _corr(cov_macro)}
+    else:
+        N = float(max(pairs.n_a.sum(), pairs.n_b.sum()))
+        diff = None
+        unpaired, cov_micro, cov_macro, correlation = _delta_method(pairs, sys_a, sys_b, level, fpc)
+        both = (pairs.n_a > 0) & (pairs.n_b > 0)
+        ties = float(np.mean(pairs.s_a[both] / pairs.n_a[both] == pairs.s_b[both] / pairs.n_b[both]))
+        randomization = {"p_value": None, "exact": None, "patterns": None,
+                         "reason": "the sign-flip test needs paired rows"}
+        notes.append("unpaired comparison (delta method): the systems were not scored on the same rows")
+    return Comparison(names=pairs.names, paired=pairs.paired, level=level, population_size=population_size,
+                      difference=diff, unpaired=unpaired, systems=(sys_a, sys_b), correlation=correlation,
+                      covariance={"micro": cov_micro, "macro": cov_macro}, ties_fraction=ties,
+                      randomization=randomization, K=pairs.K, N=N, notes=tuple(notes))
+
+
+def _corr(c: dict) -> float:
+    den = math.sqrt(c["var_a"] * c["var_b"])
+    return c["cov"] / den if den > 0 else float("nan")
+
+
+def _delta_method(pairs: PairTable, sys_a: Estimates, sys_b: Estimates, level: float, fpc: float):
+    """Unpaired micro difference by the delta method; macro on documents scored by both."""
+    K = pairs.K
+    NA, NB = pairs.n_a.sum(), pairs.n_b.sum()
+    u_a = pairs.s_a - sys_a.micro_estimate * pairs.n_a
+    u_b = pairs.s_b - sys_b.micro_estimate * pairs.n_b
+    z = u_a / NA - u_b / NB
+    c1 = K / (K - 1)
+    var = fpc * c1 * float(np.sum(z * z))
+    est = sys_a.micro_estimate - sys_b.micro_estimate
+    alpha = 1 - level
+    out = []
+    se = math.sqrt(var)
+    if se > 0:
+        half = stats.t.ppf(1 - alpha / 2, K - 1) * se
+        out.append(Interval("micro", "cr1", "delta method, CR1, t with K-1 df", est, level, se=se, df=K - 1.0,
+                            ci=ConfidenceInterval(est - half, est + half), role="primary"))
+    else:
+        out.append(Interval("micro", "cr1", "delta method, CR1, t with K-1 df", est, level, se=se, df=K - 1.0,
+                            reason="zero variance of the linearised difference", role="primary"))
+    both = (pairs.n_a > 0) & (pairs.n_b > 0)
+    d = pairs.s_a[both] / pairs.n_a[both] - pairs.s_b[both] / pairs.n_b[both]
+    kb = int(both.sum())
+    mest = float(d.mean()) if kb else float("nan")
+    if kb >= 2 and np.var(d, ddof=1) > 0:
+        mse = math.sqrt(fpc * np.var(d, ddof=1) / kb)
+        half = stats.t.ppf(1 - alpha / 2, kb - 1) * mse
+        out.append(Interval("macro", "t", "t on per-document differences (documents scored by both)", mest, level,
+                            se=mse, df=kb - 1.0, ci=ConfidenceInterval(mest - half, mest + half), role="primary"))
+    else:
+        out.append(Interval("macro", "t", "t on per-document differences (documents scored by both)", mest, level,
+                            reason="fewer than 2 documents scored by both systems, or zero variance",
+                            role="primary"))
+    cov_micro = {"var_a": fpc * c1 * np.sum(u_a**2) / NA**2, "var_b": fpc * c1 * np.sum(u_b**2) / NB**2,
+                 "cov": fpc * c1 * np.sum(u_a * u_b) / (NA * NB)}
+    ra, rb = pairs.s_a[both] / pairs.n_a[both], pairs.s_b[both] / pairs.n_b[both]
+    if kb >= 2:
+        cm = np.cov(ra, rb, ddof=1)
+        cov_macro = {"var_a": fpc * cm[0, 0] / kb, "var_b": fpc * cm[1, 1] / kb, "cov": fpc * cm[0, 1] / kb}
+    else:
+        cov_macro = {"var_a": float("nan"), "var_b": float("nan"), "cov": float("nan")}
+    return tuple(out), cov_micro, cov_macro, {"micro": _corr(cov_micro), "macro": _corr(cov_macro)}
+
+
+def sign_flip_test(D: np.ndarray, *, replicates: int = 9999, seed: int | None = 1,
+                   exact_max_k: int = EXACT_MAX_K) -> dict:
+    """Two-sided document-level sign-flip randomization test of ``sum D_d = 0``.
+
+    ``p = share of sign vectors eps with |sum eps_d D_d| >= |sum D_d|`` (ties within a relative
+    1e-12 of ``sum |D_d|`` count as reaching it). Exact over all ``2^K`` vectors when
+    ``K <= exact_max_k`` (the smallest possible p is ``2 / 2^K``), else Monte Carlo with
+    ``(1 + hits) / (1 + replicates)``. The common ``1/N`` cancels.
+    """
+    D = np.asarray(D, dtype=float)
+    K = D.size
+    t_obs = abs(float(D.sum()))
+    tol = 1e-12 * float(np.sum(np.abs(D)))
+    if K <= exact_max_k:
+        half = K // 2
+        lo = _all_signed_sums(D[:half])
+        hi = np.sort(_all_signed_sums(D[half:]))
+        # |x + y| >= c  <=>  y >= c - x  or  y <= -c - x
+        c = t_obs - tol
+        ge = hi.size - np.searchsorted(hi, c - lo, side="left")
+        le = np.searchsorted(hi, -c - lo, side="right")
+        if c <= 0:
+            count = lo.size * hi.size
+        else:
+            count = int(np.sum(ge + le))
+        total = 2**K
+        return {"p_value": count / total, "exact": True, "patterns": total, "replicates": None}
+    rng = np.random.default_rng(seed)
+    hits = 0
+    rows = max(1, (1 << 21) // K)
+    for start in range(0, replicates, rows):
+        b = min(rows, replicates - start)
+        eps = rng.integers(0, 2, size=(b, K)) * 2 - 1
+        hits += int(np.sum(np.abs(eps @ D) >= t_obs - tol))
+    return {"p_value": (1 + hits) / (1 + replicates), "exact": False, "patterns": None, "replicates": replicates}
+
+
+def _all_signed_sums(x: np.ndarray) -> np.ndarray:
+    """All ``2^len(x)`` sums ``sum eps_i x_i``, built by doubling."""
+    sums = np.zeros(1)
+    for v in x:
+        sums = np.concatenate((sums + v, sums - v))
+    return sums
