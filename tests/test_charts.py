@@ -135,9 +135,9 @@ def test_interval_comparison_marks_baselines_and_missing_intervals():
     c = charts.interval_comparison(e)
     rows = [r for d in _datasets(c).values() for r in d]
     notes = {r["method"]: r["note"] for r in rows if r.get("note")}
-    assert notes["wald_iid"].startswith("no interval: not available")
+    assert notes["wald_iid"].startswith("no interval: needs the sums of squared scores")
     svg = charts.to_svg(c)
-    assert "no interval: not available" in svg
+    assert "no interval: needs the sums of squared scores" in svg
 
     t2 = _table(20, evil=False)
     c2 = charts.interval_comparison(perdoc.estimate(t2, replicates=199, seed=1))
