@@ -231,7 +231,7 @@ def format_estimates(result, table) -> str:
         title = ("micro mean (rate of a randomly drawn chunk)" if estimand == "micro"
                  else "macro mean (rate in a typical document)")
         lines.append(f"{title}: {est:.6g}")
-        lines.append(f"  {'method':<12} {'':<46} {'se':>9} {'df':>7}  interval")
+        lines.append(f"  {'method':<14} {'':<46} {'se':>9} {'df':>7}  interval")
         for iv in result.intervals:
             if iv.estimand != estimand:
                 continue
@@ -244,7 +244,7 @@ def format_estimates(result, table) -> str:
                 extra = "  <- baseline, shown to warn"
             elif iv.extra.get("degenerate_fraction"):
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
-            lines.append(f"  {iv.method:<12} {iv.label:<46} {se:>9} {df:>7}  {ci}{extra}")
+            lines.append(f"  {iv.method:<14} {iv.label:<46} {se:>9} {df:>7}  {ci}{extra}")
         lines.append("")
     d = result.diagnostics
     lines.append("diagnostics (explain the problem; not a substitute for the intervals):")

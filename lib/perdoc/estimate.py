@@ -12,6 +12,7 @@ import numpy as np
 from scipy import stats
 
 from . import micro as _micro
+from . import bounded as _bounded
 from .bootstrap import BootstrapDraws, document_bootstrap
 from .diagnostics import diagnose
 from .errors import ParameterError
@@ -81,6 +82,8 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
     intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife), t with K-1 df", R, math.sqrt(v3),
                            K - 1.0, role="alternative", notes=fpc_note))
 
+    intervals += ctx.bounded(table, R, v1, K - 1.0)
+
     draws = None
     if replicates > 0:
         draws = document_bootstrap(n, s, replicates, seed)
@@ -88,6 +91,7 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
             ctx.boot_t("micro", R, math.sqrt(v1), draws.micro, draws.micro_se, draws,
                        "bootstrap-t by document (replicate CR1)"),
             ctx.percentile("micro", R, draws.micro, draws),
+            ctx.wild(n, s, R, replicates, seed),
         ]
 
     # contrast baselines
@@ -168,6 +172,31 @@ class _Ctx:
                         se=se, ci=ci, reason=reason, role="baseline", notes=tuple(notes),
                         extra=extra or {})
 
+    def bounded(self, table: DocTable, p: float, v_cr1: float, df: float) -> list[Interval]:
+        """Korn-Graubard, logit and Wilson intervals (binary metric only), as survey::svyciprop."""
+        V = v_cr1 * self.fpc**2
+        out = []
+        for method, fn, label in (("korn_graubard", _bounded.korn_graubard, "Korn-Graubard (beta), in [0, 1]"),
+                                  ("logit", _bounded.logit_interval, "logit, in [0, 1]"),
+                                  ("wilson", _bounded.wilson, "Wilson with effective n, in [0, 1]")):
+            ci, reason, notes, extra = None, None, (), {}
+            if not table.binary:
+                reason = "defined for a binary (0/1) metric only"
+            elif self.census:
+                ci = ConfidenceInterval(p, p)
+            else:
+                (lo, hi), fallback = fn(p, V, table.N, df, self.alpha)
+                ci = ConfidenceInterval(lo, hi)
+                extra = {"fallback": fallback}
+                if fallback:
+                    notes = ("the rate is 0 or 1, or its variance is 0, so this method is undefined; "
+                             "fallback used: effective n = N and the Clopper-Pearson interval "
+                             "(Parker et al. 2017)",)
+            out.append(Interval(estimand="micro", method=method, label=label, estimate=p, level=self.level,
+                                se=math.sqrt(V), df=df, ci=ci, reason=reason, role="alternative",
+                                notes=notes, extra=extra))
+        return out
+
     def boot_t(self, estimand, est, se, theta, se_star, draws: BootstrapDraws, label) -> Interval:
         se = se * self.fpc
         ok = ~draws.degenerate
@@ -186,6 +215,29 @@ class _Ctx:
         return Interval(estimand=estimand, method="bootstrap_t", label=label, estimate=est,
                         level=self.level, se=se, ci=ci, reason=reason, role="alternative",
                         resampling_unit="document",
+                        notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+
+    def wild(self, n, s, est, replicates, seed) -> Interval:
+        """Wild cluster restricted bootstrap interval (test inversion) for the micro mean."""
+        from .wild import wild_interval
+        w = wild_interval(n, s, level=self.level, B=replicates, seed=seed)
+        extra = {"weights": w.weights, "enumerated": w.enumerated, "draws": w.draws,
+                 "whole_line": w.whole_line, "min_p": w.min_p}
+        ci, reason = None, None
+        if self.census:
+            ci = ConfidenceInterval(est, est)
+        elif self.flat_reason is not None:
+            reason = self.flat_reason
+        elif w.whole_line:
+            reason = (f"with K = {len(n)} documents and {w.weights} weights no value can be rejected at this "
+                      f"level (smallest attainable p = {w.min_p:.4g}): the interval is the whole real line")
+        elif w.low is None or w.high is None:
+            reason = "the interval is unbounded on one side"
+        else:
+            ci = ConfidenceInterval(est + self.fpc * (w.low - est), est + self.fpc * (w.high - est))
+        return Interval(estimand="micro", method="wild", label=f"wild cluster bootstrap ({w.weights})",
+                        estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
+                        resampling_unit="document (weights)",
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
 
     def percentile(self, estimand, est, theta, draws: BootstrapDraws) -> Interval:

@@ -85,7 +85,8 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None) -> DocT
                    {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
                    {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
                    count(*) FILTER (WHERE isnan(x)) AS n_nan,
-                   count(*) FILTER (WHERE isinf(x)) AS n_inf
+                   count(*) FILTER (WHERE isinf(x)) AS n_inf,
+                   count(*) FILTER (WHERE x <> 0 AND x <> 1) AS n_nonbinary
             FROM (SELECT {d_expr} AS d, {raw} AS raw, {x} AS x FROM {src.relation})
             GROUP BY d
             ORDER BY d NULLS LAST"""
@@ -116,6 +117,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None) -> DocT
             raise InputError(f"column '{score}' in {src.label}: " + ", ".join(problems)
                              + "; every score must be a finite number or a boolean (true = 1)")
         info = src.info(rows)
+        info["binary"] = int(_plain(res["n_nonbinary"], float).sum()) == 0
     return _build(src_label=src.label, mapping={"doc": doc},
                   n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info)
 

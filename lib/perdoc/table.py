@@ -117,6 +117,16 @@ class DocTable:
         return self.s / self.n
 
     @property
+    def binary(self) -> bool:
+        """Whether every score is 0 or 1 (as the loader saw the rows; else inferred from the sums)."""
+        if "binary" in self.source:
+            return bool(self.source["binary"])
+        if self.q is None:
+            return False
+        return bool(np.all(self.q == self.s) and np.all((self.s >= 0) & (self.s <= self.n))
+                    and np.all(self.s == np.round(self.s)))
+
+    @property
     def notes(self) -> tuple[str, ...]:
         out = []
         if self.q_assumed_binary:
