@@ -7,14 +7,14 @@ estimates, intervals and diagnostics whose numbers agree with R's clubSandwich a
 
 from .errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from .compare import Comparison, PairTable, compare
-from .estimate import estimate
+from .estimate import estimate, estimate_design
 from .results import ConfidenceInterval, Diagnostics, Estimates, Interval
 from .table import DocTable, Exclusion
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DocTable", "Exclusion", "estimate", "load_chunks", "load_docs", "load_pairs",
+    "DocTable", "Exclusion", "estimate", "estimate_design", "load_chunks", "load_docs", "load_pairs",
     "PairTable", "Comparison", "compare",
     "Estimates", "Interval", "ConfidenceInterval", "Diagnostics",
     "PerdocError", "InputError", "DataFileError", "ColumnError", "ParameterError",

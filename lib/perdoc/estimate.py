@@ -15,12 +15,12 @@ from . import micro as _micro
 from . import bounded as _bounded
 from .bootstrap import BootstrapDraws, document_bootstrap
 from .diagnostics import diagnose
-from .errors import ParameterError
+from .errors import InputError, ParameterError
 from .macro import macro_mean, var_macro
 from .results import ConfidenceInterval, Estimates, Interval
 from .table import DocTable
 
-__all__ = ["estimate", "DEFAULT_REPLICATES", "DEFAULT_SEED"]
+__all__ = ["estimate", "estimate_design", "DEFAULT_REPLICATES", "DEFAULT_SEED"]
 
 DEFAULT_REPLICATES = 9999
 DEFAULT_SEED = 1
@@ -296,3 +296,71 @@ def _validate(table, level, population_size, replicates, seed):
                                  f"documents K = {table.K}; M must be at least K")
         population_size = int(population_size)
     return float(level), population_size, int(replicates), None if seed is None else int(seed)
+
+
+def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, replicates: int = 0,
+                    seed: int | None = DEFAULT_SEED) -> Estimates:
+    """Estimate under a declared sampling design.
+
+    ``design["sampling"]`` is ``"srs"`` or ``"census"`` (then this is :func:`estimate`),
+    ``"stratified"`` (``design["strata"] = {"by": labels per document, "population_sizes": {h: M_h}}``;
+    ``"by"`` may be omitted when the table carries the attribute ``stratum``) or ``"two_stage"``
+    (``design["population_size"] = M`` and ``design["chunks_in_doc"]`` = N_d per document, or the
+    table's attribute ``chunks_in_doc``). Under stratified and two-stage designs the simple-random-
+    sampling methods do not apply; the result holds ``micro.design`` and ``macro.design``.
+    """
+    from . import designs as _designs
+    if not isinstance(design, dict) or "sampling" not in design:
+        raise ParameterError("design must be a mapping with a 'sampling' key")
+    sampling = design["sampling"]
+    M = design.get("population_size")
+    if sampling in ("srs", "census"):
+        if sampling == "census":
+            M = table.K if M is None else M
+        return estimate(table, level=level, population_size=M, replicates=replicates, seed=seed)
+    level, _, replicates, seed = _validate(table, level, None, replicates, seed)
+    n, s, q = table.n, table.s, table.q
+    notes = ["the simple-random-sampling methods (CR1, CR2, bootstrap, ...) ignore this design and are not shown",
+             "diagnostics below are computed without design weights"]
+    if sampling == "stratified":
+        st = design.get("strata") or {}
+        by = st.get("by")
+        if by is None:
+            by = table.attrs.get("stratum")
+        if by is None:
+            raise ParameterError("design.strata needs the stratum of each document ('by', or a 'stratum' column)")
+        if "population_sizes" not in st or not isinstance(st["population_sizes"], dict):
+            raise ParameterError("design.strata.population_sizes must map each stratum to its number of documents")
+        micro_iv, macro_iv, summary = _designs.stratified(n, s, by, st["population_sizes"], level=level)
+        info = {"sampling": "stratified", "strata": summary, "H": len(summary)}
+        intervals = (micro_iv, macro_iv)
+        M_total = sum(v["M_h"] for v in summary.values())
+    elif sampling == "two_stage":
+        Nd = design.get("chunks_in_doc")
+        if Nd is None:
+            Nd = table.attrs.get("chunks_in_doc")
+        if Nd is None:
+            raise ParameterError("a two-stage design needs design.chunks_in_doc, the chunks in each document")
+        try:
+            Nd = np.asarray(Nd, dtype=float)
+        except ValueError:
+            raise InputError("design.chunks_in_doc must hold numbers (chunks in each document)") from None
+        if q is None:
+            raise InputError("a two-stage design needs the sums of squared scores (q) for the within-document "
+                             "variance")
+        if M is None or M < table.K:
+            raise ParameterError(f"design.population_size must be at least K = {table.K} for a two-stage design")
+        micro_iv, summary = _designs.two_stage(n, s, q, Nd, int(M), level=level)
+        info = {"sampling": "two_stage", **summary}
+        intervals = (micro_iv,)
+        M_total = int(M)
+    else:
+        raise ParameterError(f"design.sampling must be one of srs, census, stratified, two_stage (got {sampling!r})")
+    diag = diagnose(n, s, q, _micro.var_cr1(n, s))
+    macro_est = next((iv.estimate for iv in intervals if iv.estimand == "macro"), macro_mean(n, s))
+    if not any(iv.estimand == "macro" for iv in intervals):
+        notes.append("macro mean under this design: point estimate of the sampled documents only (no design "
+                     "variance implemented)")
+    return Estimates(K=table.K, N=table.N, level=level, population_size=M_total, micro_estimate=intervals[0].estimate,
+                     macro_estimate=macro_est, intervals=tuple(intervals), diagnostics=diag, replicates=0,
+                     seed=seed, notes=tuple(notes), design=info)

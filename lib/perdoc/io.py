@@ -62,7 +62,8 @@ _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
 
 
 # ====================================================================== public API
-def load_chunks(source, doc: str, score: str, *, fmt: str | None = None) -> DocTable:
+def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
+                attrs: dict[str, str] | None = None) -> DocTable:
     """Aggregate one-row-per-chunk results to the per-document table.
 
     ``source`` is a path to a CSV/TSV (optionally ``.gz``), Parquet or JSON Lines file -- the
@@ -70,10 +71,18 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None) -> DocT
     the document-id column (ids are compared as text), ``score`` the score column (numbers, or
     booleans counted as 1/0). Per document: ``n = count(*)``, ``s = sum(score)``,
     ``q = sum(score*score)``, sorted by document id.
+
+    ``attrs`` maps names to columns that describe the document rather than the chunk (a stratum, the
+    number of chunks in the document's population); each must hold one value per document.
     """
-    _check_names(doc=doc, score=score)
+    attrs = dict(attrs or {})
+    _check_names(doc=doc, score=score, **{f"attrs[{k!r}]": v for k, v in attrs.items()})
     with _open_source(source, fmt) as src:
-        src.require(doc, score)
+        src.require(doc, score, *attrs.values())
+        attr_sql = "".join(
+            f", min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
+            f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
+            for i, col in enumerate(attrs.values()))
         d_expr = _doc_expr(src.ref(doc))
         raw, x, text = src.number(score)
         sql = f"""
@@ -87,7 +96,8 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None) -> DocT
                    count(*) FILTER (WHERE isnan(x)) AS n_nan,
                    count(*) FILTER (WHERE isinf(x)) AS n_inf,
                    count(*) FILTER (WHERE x <> 0 AND x <> 1) AS n_nonbinary
-            FROM (SELECT {d_expr} AS d, {raw} AS raw, {x} AS x FROM {src.relation})
+                   {attr_sql}
+            FROM (SELECT {d_expr} AS d, {raw} AS raw, {x} AS x, * FROM {src.relation})
             GROUP BY d
             ORDER BY d NULLS LAST"""
         res = src.fetch(sql)
@@ -118,8 +128,25 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None) -> DocT
                              + "; every score must be a finite number or a boolean (true = 1)")
         info = src.info(rows)
         info["binary"] = int(_plain(res["n_nonbinary"], float).sum()) == 0
-    return _build(src_label=src.label, mapping={"doc": doc},
-                  n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info)
+        attr_values = {}
+        for i, (name, col) in enumerate(attrs.items()):
+            nulls = int(_plain(res[f"a_null_{i}"], float).sum())
+            if nulls:
+                raise InputError(f"column '{col}' in {src.label}: {nulls} row(s) have no value; "
+                                 "every row needs one")
+            lo, hi = _plain(res[f"a_min_{i}"], object), _plain(res[f"a_max_{i}"], object)
+            differ = lo != hi
+            if differ.any():
+                raise InputError(f"column '{col}' in {src.label}: {int(differ.sum())} document(s) have more than one "
+                                 f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo[differ][0])!r} and "
+                                 f"{_short(hi[differ][0])!r}); it must describe the document, one value each")
+            attr_values[name] = lo
+    table = _build(src_label=src.label, mapping={"doc": doc},
+                   n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info)
+    if attr_values:
+        from dataclasses import replace
+        table = replace(table, attrs=attr_values)
+    return table
 
 
 def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: str | None = None) -> DocTable:

@@ -25,8 +25,7 @@ from .errors import PerdocError
 
 __all__ = ["ParamsError", "Study", "load_params", "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
 
-SAMPLING_DESIGNS = ("srs", "census")
-LATER_DESIGNS = ("stratified", "two_stage")
+SAMPLING_DESIGNS = ("srs", "census", "stratified", "two_stage")
 ESTIMANDS = ("micro", "macro")
 
 DEFAULT_OUT_OF_SCOPE = (
@@ -63,6 +62,18 @@ class Design:
     population: str
     sampling: str = "srs"
     population_size: int | None = None
+    strata_column: str | None = None          # stratified: the column naming each document's stratum
+    strata_sizes: dict | None = None          # stratified: {stratum: M_h}
+    chunks_in_doc: str | None = None          # two_stage: column with N_d, the chunks in the document
+
+    def as_engine_dict(self, table) -> dict:
+        """The ``design`` argument of :func:`perdoc.estimate_design` for a loaded table."""
+        out = {"sampling": self.sampling, "population_size": self.population_size}
+        if self.sampling == "stratified":
+            out["strata"] = {"by": table.attrs["stratum"], "population_sizes": dict(self.strata_sizes)}
+        if self.sampling == "two_stage":
+            out["chunks_in_doc"] = table.attrs["chunks_in_doc"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -192,22 +203,50 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
 
     g = raw["design"]
     sampling = g.get("sampling", "srs")
-    if sampling in LATER_DESIGNS:
-        raise ParamsError(f"{label}: key 'design.sampling' = {sampling!r} is not supported yet; "
-                          f"use one of {', '.join(SAMPLING_DESIGNS)}")
     if sampling not in SAMPLING_DESIGNS:
         raise ParamsError(f"{label}: key 'design.sampling' must be one of {', '.join(SAMPLING_DESIGNS)} "
                           f"(got {sampling!r})")
-    for key in ("strata", "chunks_in_doc"):
-        if key in g:
-            raise ParamsError(f"{label}: key 'design.{key}' belongs to the stratified and two-stage designs, "
-                              "which are not supported yet")
     M = g.get("population_size")
     if M is not None and M < 2:
         raise ParamsError(f"{label}: key 'design.population_size' must be at least 2 (got {M})")
     if not g["population"].strip():
         raise ParamsError(f"{label}: key 'design.population' is empty: say what the documents are a sample of")
-    design = Design(population=g["population"].strip(), sampling=sampling, population_size=M)
+    strata_column = strata_sizes = chunks_col = None
+    if sampling == "stratified":
+        st = g.get("strata")
+        if st is None:
+            raise ParamsError(f"{label}: key 'design.strata' is required when design.sampling is stratified "
+                              "({column: COL, population_sizes: {NAME: M_h, ...}})")
+        _check(st, {"column": (_STR, True), "population_sizes": (dict, True)}, label, prefix="design.strata.")
+        sizes = st["population_sizes"]
+        for k, v in sizes.items():
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ParamsError(f"{label}: key 'design.strata.population_sizes.{k}' must be a positive integer, "
+                                  f"got {_show(v)}")
+        if len(sizes) < 1:
+            raise ParamsError(f"{label}: key 'design.strata.population_sizes' names no stratum")
+        total = sum(sizes.values())
+        if M is not None and M != total:
+            raise ParamsError(f"{label}: key 'design.population_size' = {M} differs from the sum of the strata's "
+                              f"population sizes ({total})")
+        M = total
+        strata_column, strata_sizes = st["column"], {str(k): int(v) for k, v in sizes.items()}
+    elif "strata" in g:
+        raise ParamsError(f"{label}: key 'design.strata' goes with design.sampling: stratified")
+    if sampling == "two_stage":
+        if M is None:
+            raise ParamsError(f"{label}: key 'design.population_size' is required when design.sampling is two_stage")
+        if "chunks_in_doc" not in g:
+            raise ParamsError(f"{label}: key 'design.chunks_in_doc' is required when design.sampling is two_stage "
+                              "(the column with the number of chunks in each document)")
+        chunks_col = g["chunks_in_doc"]
+    elif "chunks_in_doc" in g:
+        raise ParamsError(f"{label}: key 'design.chunks_in_doc' goes with design.sampling: two_stage")
+    if sampling in ("stratified", "two_stage") and "n" in raw["data"]:
+        raise ParamsError(f"{label}: the {sampling} design needs per-chunk rows ('data.score'), not a "
+                          "per-document table")
+    design = Design(population=g["population"].strip(), sampling=sampling, population_size=M,
+                    strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col)
 
     e = raw["estimand"]
     if e["kind"] not in ESTIMANDS:

@@ -49,12 +49,19 @@ class Analysis:
     table: DocTable
     estimates: Estimates
     input: dict
+    comparison: object = None  # perdoc.compare.Comparison when data.compare_to is set
 
     @property
     def primary(self):
-        """The interval the declared estimand leads with (CR2 for micro, t for macro)."""
-        return self.estimates.interval(self.study.estimand.kind,
-                                       "cr2" if self.study.estimand.kind == "micro" else "t")
+        """The interval the declared estimand leads with: the design's under stratified or two-stage
+        sampling, else CR2 for micro and t for macro."""
+        kind = self.study.estimand.kind
+        if self.estimates.design is not None:
+            try:
+                return self.estimates.interval(kind, "design")
+            except KeyError:
+                return self.estimates.interval("micro", "design")
+        return self.estimates.interval(kind, "cr2" if kind == "micro" else "t")
 
 
 def notebook_dir() -> Path:
@@ -75,21 +82,19 @@ def analyse(params_file) -> Analysis:
 
 @lru_cache(maxsize=8)
 def _analyse_cached(path: str, stamp) -> Analysis:
-    from .io import load_chunks, load_docs
+    from .study import estimate_study, load_study_pairs, load_study_table
     study = load_params(path)
     d = study.data
-    if d.aggregated:
-        table = load_docs(d.path, doc=d.doc, n=d.n, s=d.s, q=d.q)
-    else:
-        table = load_chunks(d.path, doc=d.doc, score=d.score)
-    M = study.design.population_size
-    if study.design.sampling == "census":
-        if M is not None and M != table.K:
-            raise ReportError(f"{Path(path).name}: design.sampling is census but design.population_size = {M} "
-                              f"differs from the {table.K} documents in the data")
-        M = table.K
-    iv = study.intervals
-    est = estimate(table, level=iv.level, population_size=M, replicates=iv.replicates, seed=iv.seed)
+    table = load_study_table(study)
+    est = estimate_study(study, table)
+    comparison = None
+    pairs = load_study_pairs(study)
+    if pairs is not None:
+        from .compare import compare
+        iv = study.intervals
+        comparison = compare(pairs, level=iv.level, population_size=est.population_size
+                             if study.design.sampling in ("srs", "census") else None,
+                             replicates=iv.replicates, seed=iv.seed)
     info = {
         "file": d.path.name,
         "bytes": d.path.stat().st_size,
@@ -100,7 +105,7 @@ def _analyse_cached(path: str, stamp) -> Analysis:
         "columns": {k: v for k, v in (("doc", d.doc), ("score", d.score), ("n", d.n), ("s", d.s),
                                       ("q", d.q)) if v is not None},
     }
-    return Analysis(study=study, table=table, estimates=est, input=info)
+    return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison)
 
 
 def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
@@ -110,6 +115,8 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out["params"] = analysis.study.to_dict()
     out["input"] = dict(analysis.input)
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
+    if analysis.comparison is not None:
+        out["comparison"] = analysis.comparison.to_dict()
     out["exclusions"] = [{"rows": e.rows, "reason": e.reason} for e in analysis.table.exclusions]
     out["versions"] = package_versions()
     return out

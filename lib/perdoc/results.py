@@ -121,6 +121,7 @@ class Estimates:
     seed: int | None
     notes: tuple[str, ...] = ()
     bootstrap: dict = field(default_factory=dict, repr=False)
+    design: dict | None = None
 
     def interval(self, estimand: str, method: str) -> Interval:
         for iv in self.intervals:
@@ -146,6 +147,8 @@ class Estimates:
                     block[iv.method] = iv.to_dict()
             out[estimand] = block
         out["diagnostics"] = self.diagnostics.to_dict()
+        if self.design is not None:
+            out["design"] = self.design
         out["notes"] = list(self.notes)
         return out
 

@@ -45,11 +45,12 @@ class DocTable:
     q_assumed_binary: bool = False
     source: dict = field(default_factory=dict)
     exclusions: tuple[Exclusion, ...] = ()
+    attrs: dict = field(default_factory=dict)  # document-level columns, e.g. stratum, chunks_in_doc
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_arrays(cls, n, s, q=None, doc=None, *, source: dict | None = None,
-                    exclusions: tuple[Exclusion, ...] = ()) -> "DocTable":
+                    exclusions: tuple[Exclusion, ...] = (), attrs: dict | None = None) -> "DocTable":
         """Validate per-document arrays and build the table (rows kept in the given order)."""
         n = _as_float_array(n, "n")
         s = _as_float_array(s, "s")
@@ -97,8 +98,12 @@ class DocTable:
             if (q < s * s / n - slack).any():
                 raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
                                  "q must be the sum of the squared scores")
+        attrs = {k: np.asarray(v) for k, v in (attrs or {}).items()}
+        for k, v in attrs.items():
+            if v.shape != n.shape:
+                raise InputError(f"document attribute {k!r} must have one value per document")
         return cls(doc=doc, n=n, s=s, q=q, q_assumed_binary=q_assumed,
-                   source=dict(source or {}), exclusions=tuple(exclusions))
+                   source=dict(source or {}), exclusions=tuple(exclusions), attrs=attrs)
 
     # ------------------------------------------------------------------ derived values
     @property
@@ -142,6 +147,8 @@ class DocTable:
         if self.q is not None:
             df["q"] = self.q
         df["rate"] = self.rate
+        for k, v in self.attrs.items():
+            df[k] = v
         return df
 
     def write(self, path) -> None:
@@ -155,7 +162,7 @@ class DocTable:
         return DocTable(doc=self.doc[index], n=self.n[index], s=self.s[index],
                         q=None if self.q is None else self.q[index],
                         q_assumed_binary=self.q_assumed_binary, source=self.source,
-                        exclusions=self.exclusions)
+                        exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()})
 
 
 def _as_float_array(x, name: str) -> np.ndarray:

@@ -8,3 +8,7 @@ if [ -x .venv/bin/python ] && [ -z "${PYTHON:-}" ]; then PY=.venv/bin/python; fi
 "$PY" tests/oracle/make_data.py
 Rscript tests/oracle/oracle.R
 "$PY" -m pytest -q tests/test_oracle.py "$@"
+# second oracle: paired comparison, strata, two stages, bounded intervals, wild bootstrap
+"$PY" tests/oracle/make_data2.py
+Rscript tests/oracle/oracle2.R
+"$PY" -m pytest -q tests/test_oracle2.py "$@"

@@ -1,0 +1,134 @@
+"""Estimates under stratified and two-stage designs (Cochran 1977; R's survey).
+
+Stratified, combined ratio estimator. Strata h hold ``M_h`` documents of which ``k_h`` were drawn
+by simple random sampling without replacement; document weight ``M_h / k_h``:
+
+    R_c = sum_h (M_h/k_h) sum_{d in h} s_d / X,   X = sum_h (M_h/k_h) sum_{d in h} n_d
+    v(R_c) = (1/X^2) sum_h M_h^2 (1 - k_h/M_h) s_uh^2 / k_h,   u_d = s_d - R_c n_d
+
+with ``s_uh^2`` the sample variance of ``u_d`` within h, and ``df = K - H``. The macro mean is
+``sum_h (M_h/M) rbar_h`` with variance ``sum_h (M_h/M)^2 (1 - k_h/M_h) s_rh^2 / k_h``.
+Oracle: ``svyratio(~s, ~n, svydesign(ids = ~doc, strata = ~h, fpc = ~M_h))`` and ``svymean(~r, ...)``.
+
+Two-stage: K of M documents, then ``n_d`` of the ``N_d`` chunks of document d, both without
+replacement (``f1 = K/M``, ``f2d = n_d/N_d``):
+
+    R2 = sum_d N_d ybar_d / sum_d N_d,  z_d = N_d (ybar_d - R2),  Nbar = sum_d N_d / K
+    v(R2) = [ (1 - f1) var(z)/K + (f1/K^2) sum_d N_d^2 (1 - f2d) s2_d / n_d ] / Nbar^2
+
+with ``s2_d = (q_d - s_d^2/n_d)/(n_d - 1)`` and ``df = K - 1``.
+Oracle: ``svymean(~y, svydesign(ids = ~doc + chunk, fpc = ~M + N_d))``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from .errors import InputError, ParameterError
+from .results import ConfidenceInterval, Interval
+
+__all__ = ["stratified", "two_stage", "StratumSummary"]
+
+
+class StratumSummary(dict):
+    """Per-stratum counts for the report: name -> {M_h, k_h, fraction, n, weight}."""
+
+
+def _t_interval(estimand, method, label, est, se, df, level, notes=()) -> Interval:
+    if not (se > 0 and math.isfinite(se)):
+        return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
+                        reason="zero design variance: every sampled document gives the same value",
+                        role="primary", notes=tuple(notes))
+    half = stats.t.ppf(1 - (1 - level) / 2, df) * se
+    return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
+                    ci=ConfidenceInterval(est - half, est + half), role="primary", notes=tuple(notes))
+
+
+def stratified(n, s, strata, population_sizes: dict, level: float = 0.95):
+    """Combined ratio (micro) and stratified macro mean; returns ``(micro, macro, summary)``."""
+    n, s = np.asarray(n, float), np.asarray(s, float)
+    strata = np.array([str(x) for x in np.asarray(strata).tolist()], dtype=object)
+    sizes = {str(k): v for k, v in population_sizes.items()}
+    names = sorted(set(strata))
+    unknown = [h for h in names if h not in sizes]
+    if unknown:
+        raise InputError(f"design.strata: stratum {unknown[0]!r} appears in the data but has no population size "
+                         f"(population_sizes has {', '.join(map(repr, sizes)) or 'none'})")
+    empty = [h for h in sizes if h not in names]
+    if empty:
+        raise InputError(f"design.strata: stratum {empty[0]!r} has a population size but no sampled document; "
+                         "every stratum needs at least 2 sampled documents")
+    K, H = n.size, len(names)
+    summary = StratumSummary()
+    w = np.empty(K)
+    for h in names:
+        idx = strata == h
+        k, M = int(idx.sum()), sizes[h]
+        if isinstance(M, bool) or not float(M).is_integer() or M < 1:
+            raise ParameterError(f"design.strata.population_sizes.{h} must be a whole number of documents (got {M!r})")
+        if k < 2:
+            raise InputError(f"design.strata: stratum {h!r} has {k} sampled document; a stratified variance needs "
+                             "at least 2 sampled documents in every stratum")
+        if k > M:
+            raise InputError(f"design.strata: stratum {h!r} has {k} sampled documents but a population of {int(M)}")
+        w[idx] = M / k
+        summary[h] = {"M_h": int(M), "k_h": k, "fraction": k / M, "weight": M / k, "n": float(n[idx].sum())}
+    X = float(np.sum(w * n))
+    Rc = float(np.sum(w * s) / X)
+    u = s - Rc * n
+    r = s / n
+    Mtot = float(sum(v["M_h"] for v in summary.values()))
+    v_micro = 0.0
+    v_macro = 0.0
+    macro = 0.0
+    for h in names:
+        idx = strata == h
+        k, M = summary[h]["k_h"], summary[h]["M_h"]
+        v_micro += M * M * (1 - k / M) * np.var(u[idx], ddof=1) / k
+        v_macro += (M / Mtot) ** 2 * (1 - k / M) * np.var(r[idx], ddof=1) / k
+        macro += M / Mtot * r[idx].mean()
+    df = float(K - H)
+    micro_iv = _t_interval("micro", "design", f"combined ratio, stratified ({H} strata), t with K-H df",
+                           Rc, math.sqrt(v_micro) / X, df, level)
+    macro_iv = _t_interval("macro", "design", f"stratified mean of document rates ({H} strata), t with K-H df",
+                           macro, math.sqrt(v_macro), df, level)
+    return micro_iv, macro_iv, summary
+
+
+def two_stage(n, s, q, chunks_in_doc, population_size: int, level: float = 0.95):
+    """Two-stage ratio-to-size estimator of the micro mean; returns ``(micro, summary)``."""
+    n, s, q = np.asarray(n, float), np.asarray(s, float), np.asarray(q, float)
+    Nd = np.asarray(chunks_in_doc, float)
+    K = n.size
+    M = population_size
+    if M is None:
+        raise ParameterError("design.population_size is required for a two-stage design")
+    if not np.all(np.isfinite(Nd)) or np.any(Nd < 1) or np.any(Nd != np.round(Nd)):
+        raise InputError("design.chunks_in_doc: every document needs a whole number of chunks >= 1")
+    over = n > Nd
+    if over.any():
+        raise InputError(f"design.chunks_in_doc: {int(over.sum())} document(s) have more sampled chunks than "
+                         "chunks in the document")
+    f1 = K / M
+    f2 = n / Nd
+    single = (n < 2) & (f2 < 1)
+    if single.any():
+        raise InputError(f"two-stage design: {int(single.sum())} document(s) have a single sampled chunk out of "
+                         "several, so their within-document variance is undefined; sample at least 2 chunks "
+                         "per document (or all of them)")
+    ybar = s / n
+    R2 = float(np.sum(Nd * ybar) / np.sum(Nd))
+    z = Nd * (ybar - R2)
+    Nbar = Nd.sum() / K
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s2 = np.where(n > 1, np.maximum(q - s * s / n, 0.0) / (n - 1), 0.0)
+    within = np.where(f2 < 1, Nd**2 * (1 - f2) * s2 / n, 0.0)
+    v = ((1 - f1) * np.var(z, ddof=1) / K + f1 / K**2 * np.sum(within)) / Nbar**2
+    iv = _t_interval("micro", "design", "two-stage ratio to size, t with K-1 df", R2, math.sqrt(v), K - 1.0, level)
+    summary = {"M": int(M), "K": K, "f1": f1, "chunks_in_population": float(Nd.sum()),
+               "chunks_sampled": float(n.sum()), "f2_min": float(f2.min()), "f2_max": float(f2.max()),
+               "f2_mean": float(f2.mean()), "documents_fully_enumerated": int(np.sum(f2 == 1))}
+    return iv, summary
