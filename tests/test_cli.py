@@ -186,3 +186,18 @@ def test_console_script_no_traceback(tmp_path):
     assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1
     r = subprocess.run([str(exe), "estimate"], capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_estimate_with_params_file(capsys):
+    params = ROOT / "params" / "stratified.yaml"
+    code, out, err = run(capsys, "estimate", "--params", params, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["design"]["sampling"] == "stratified" and d["micro"]["design"]["df"] == d["K"] - 2
+    assert set(d["design"]["strata"]) == {"large", "small"}
+    code, out, err = run(capsys, "estimate", "--params", ROOT / "params" / "example.yaml", "--replicates", "0",
+                         "--json")
+    d = json.loads(out)
+    assert code == 0 and d["population_size"] == 1300 and d["replicates"] == 0 and "cr2" in d["micro"]
+    code, out, err = run(capsys, "estimate", "x.csv", "--params", params)
+    assert code == 2 and "drop DATA" in err

@@ -23,7 +23,7 @@ TINY = ROOT / "tests" / "fixtures" / "tiny" / "tiny.yaml"
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
     paths = {}
-    for params in (EXAMPLE, TINY):
+    for params in (EXAMPLE, TINY, ROOT / "params" / "stratified.yaml", ROOT / "params" / "two_stage.yaml"):
         paths[params.stem] = build_report(params, out)
     return out, paths
 
@@ -32,7 +32,7 @@ def html_of(built, name):
     return built[1][name].read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", ["example", "tiny"])
+@pytest.mark.parametrize("name", ["example", "tiny", "stratified", "two_stage"])
 def test_report_files(built, name):
     folder = built[0] / name
     assert sorted(p.name for p in folder.iterdir()) == ["documents.csv", "report.html", "summary.json"]
@@ -42,7 +42,7 @@ def test_report_files(built, name):
         assert title in html, title
 
 
-@pytest.mark.parametrize("name", ["example", "tiny"])
+@pytest.mark.parametrize("name", ["example", "tiny", "stratified", "two_stage"])
 def test_html_offline_and_without_errors(built, name):
     html = html_of(built, name)
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
@@ -151,3 +151,23 @@ def test_committed_notebooks_have_no_outputs():
         for c in nb.cells:
             if c.cell_type == "code":
                 assert not c.outputs and c.execution_count is None, stem
+
+
+def test_example_report_compares_bm25_with_tfidf(built):
+    summary = json.loads((built[0] / "example" / "summary.json").read_text())
+    c = summary["comparison"]
+    assert c["systems"]["a"]["name"] == "bm25" and c["systems"]["b"]["name"] == "tfidf"
+    assert c["difference"]["micro"]["estimate"] == pytest.approx(
+        summary["micro"]["estimate"] - c["systems"]["b"]["micro"]["estimate"], abs=1e-12)
+    html = html_of(built, "example")
+    assert "bm25 - tfidf" in html and "Per-document rates: bm25 against tfidf" in html
+
+
+def test_design_reports_show_their_design(built):
+    s = json.loads((built[0] / "stratified" / "summary.json").read_text())
+    assert s["design"]["sampling"] == "stratified" and s["micro"]["design"]["df"] == s["K"] - 2
+    html = html_of(built, "stratified")
+    assert "Strata:" in html and "stratified by size_stratum" in html
+    t = json.loads((built[0] / "two_stage" / "summary.json").read_text())
+    assert t["design"]["sampling"] == "two_stage" and t["micro"]["design"]["ci"] is not None
+    assert "second stage: chunks within documents" in html_of(built, "two_stage")

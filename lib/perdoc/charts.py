@@ -27,7 +27,7 @@ from .results import Estimates, Interval
 from .table import DocTable
 
 __all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
-           "bootstrap_distribution", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS"]
+           "bootstrap_distribution", "paired_differences", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS"]
 
 WIDTH = 560            # plot width in pixels, every chart
 MAX_ROWS = 5000        # never pass more rows than this to Altair (its MaxRowsError limit)
@@ -356,6 +356,37 @@ def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
 
 # ---------------------------------------------------------------------------------- rendering
 _ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def paired_differences(pairs, comparison) -> Chart:
+    """Per-document rate of system A against system B; ties sit on the diagonal.
+
+    Points are sized by n_d; above the diagonal A does better on that document. Documents with the
+    same pair of rates are drawn once, with their count, so at most MAX_ROWS marks reach Altair.
+    """
+    a_name, b_name = pairs.names
+    n = pairs.n_a
+    ra, rb = pairs.s_a / n, pairs.s_b / n
+    df = pd.DataFrame({"ra": ra, "rb": rb, "n": n})
+    df = df.groupby(["ra", "rb"], as_index=False).agg(documents=("n", "size"), chunks=("n", "sum"))
+    if len(df) > MAX_ROWS:
+        df = df.sort_values("chunks", ascending=False).head(MAX_ROWS)
+    df["tied"] = np.where(df.ra == df.rb, "tied", "differ")
+    title = f"Per-document rates: {a_name} against {b_name}"
+    points = alt.Chart(_data(df)).mark_circle(opacity=0.7).encode(
+        x=alt.X("rb:Q", title=f"{b_name}: document rate", scale=alt.Scale(domain=[0, max(1e-9, float(max(ra.max(), rb.max())))])),
+        y=alt.Y("ra:Q", title=f"{a_name}: document rate"),
+        size=alt.Size("chunks:Q", title="measurements", scale=alt.Scale(range=[30, 600])),
+        color=alt.Color("tied:N", title="", scale=alt.Scale(domain=["tied", "differ"], range=["#7a8ca3", "#d1495b"])),
+    )
+    top = float(max(ra.max(), rb.max(), 1e-9))
+    diag = alt.Chart(pd.DataFrame({"x": [0.0, top], "y": [0.0, top]})).mark_line(
+        color="#888888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    chart = (diag + points).properties(width=WIDTH, height=360, title=title)
+    ties = comparison.ties_fraction
+    caption = (f"K = {pairs.K} documents; {ties:.0%} tie exactly (on the dashed diagonal). Points above the "
+               f"diagonal are documents where {a_name} scores higher; size shows the document's measurements.")
+    return Chart(_plain(chart), title, caption)
 
 
 def _vl_version() -> str | None:

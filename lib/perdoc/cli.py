@@ -33,18 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("estimate", help="estimate the micro and macro means of one system",
                        description="Estimate the micro and macro means of one system from per-chunk "
                                    "(or per-query) rows, or from a per-document table (--n/--s).")
-    e.add_argument("data", help="CSV, Parquet or JSON Lines file")
-    e.add_argument("--doc", required=True, help="document id column")
+    e.add_argument("data", nargs="?", help="CSV, Parquet or JSON Lines file (or use --params)")
+    e.add_argument("--params", metavar="FILE",
+                   help="a params YAML: data, columns, design (srs, census, stratified, two_stage) and intervals")
+    e.add_argument("--doc", help="document id column")
     e.add_argument("--score", help="score column of per-chunk rows (0/1 or any number)")
     e.add_argument("--n", dest="n_col", help="pre-aggregated input: column with n_d")
     e.add_argument("--s", dest="s_col", help="pre-aggregated input: column with s_d")
     e.add_argument("--q", dest="q_col", help="pre-aggregated input: column with q_d (sum of squares)")
     e.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
                    help="documents in the population (turns on the finite population correction)")
-    e.add_argument("--level", type=_number("--level"), default=0.95, help="confidence level (default 0.95)")
-    e.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B",
+    e.add_argument("--level", type=_number("--level"), default=None, help="confidence level (default 0.95)")
+    e.add_argument("--replicates", type=_integer("--replicates"), default=None, metavar="B",
                    help="document bootstrap replicates (default 9999; 0 skips the bootstrap)")
-    e.add_argument("--seed", type=_integer("--seed"), default=1, help="bootstrap seed (default 1)")
+    e.add_argument("--seed", type=_integer("--seed"), default=None, help="bootstrap seed (default 1)")
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--write-table", metavar="PATH", help="also write the per-document table (.csv or .parquet)")
 
@@ -99,6 +101,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("perdoc: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `perdoc estimate ... | head`: the reader left; exit quietly
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _run(argv) -> int:
@@ -119,9 +125,15 @@ def _run(argv) -> int:
 
 def _estimate(args) -> int:
     from .errors import ParameterError
-    from .estimate import estimate
+    from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
     from .io import load_chunks, load_docs, write_table
 
+    if args.params is not None:
+        return _estimate_params(args)
+    if args.data is None:
+        raise ParameterError("give a data file (or --params FILE)")
+    if args.doc is None:
+        raise ParameterError("missing --doc (the document id column)")
     aggregated = args.n_col is not None or args.s_col is not None
     if aggregated:
         if args.score is not None:
@@ -138,10 +150,43 @@ def _estimate(args) -> int:
     pop = args.population_size
     if pop is not None and float(pop).is_integer():
         pop = int(pop)
-    result = estimate(table, level=args.level, population_size=pop,
-                      replicates=args.replicates, seed=args.seed)
+    result = estimate(table, level=0.95 if args.level is None else args.level, population_size=pop,
+                      replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
+                      seed=DEFAULT_SEED if args.seed is None else args.seed)
     if args.write_table:
         write_table(table, args.write_table)
+    _print_estimates(args, result, table, aggregated)
+    return 0
+
+
+def _estimate_params(args) -> int:
+    """``perdoc estimate --params FILE``: data, columns, design and intervals from the params file."""
+    from dataclasses import replace
+    from .errors import ParameterError
+    from .io import write_table
+    from .params import load_params
+    from .study import estimate_study, load_study_table
+
+    clash = [flag for flag, v in (("DATA", args.data), ("--doc", args.doc), ("--score", args.score),
+                                  ("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
+                                  ("--population-size", args.population_size)) if v is not None]
+    if clash:
+        raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
+    study = load_params(args.params)
+    iv = study.intervals
+    study = replace(study, intervals=replace(
+        iv, level=iv.level if args.level is None else args.level,
+        replicates=iv.replicates if args.replicates is None else args.replicates,
+        seed=iv.seed if args.seed is None else args.seed))
+    table = load_study_table(study)
+    result = estimate_study(study, table)
+    if args.write_table:
+        write_table(table, args.write_table)
+    _print_estimates(args, result, table, study.data.aggregated)
+    return 0
+
+
+def _print_estimates(args, result, table, aggregated) -> None:
     if args.json:
         out = result.to_dict()
         out["input"] = {k: v for k, v in table.source.items()}
@@ -149,7 +194,6 @@ def _estimate(args) -> int:
         print(json.dumps(out, indent=2, sort_keys=False))
     else:
         print(format_estimates(result, table))
-    return 0
 
 
 def _compare(args) -> int:

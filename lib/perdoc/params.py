@@ -254,6 +254,9 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if not e["why"].strip():
         raise ParamsError(f"{label}: key 'estimand.why' is empty: say why this mean answers the question")
     estimand = Estimand(kind=e["kind"], why=e["why"].strip())
+    if design.sampling == "two_stage" and estimand.kind != "micro":
+        raise ParamsError(f"{label}: key 'estimand.kind' must be micro for a two-stage design: perdoc's two-stage "
+                          "estimator is the chunk-level (micro) ratio to size")
 
     iv = raw.get("intervals") or {}
     level = float(iv.get("level", 0.95))

@@ -28,7 +28,7 @@ from .params import Study, load_params
 from .results import Estimates
 from .table import DocTable
 
-__all__ = ["Analysis", "analyse", "summary", "build_report", "build_reports", "ReportError",
+__all__ = ["Analysis", "analyse", "summary", "design_description", "build_report", "build_reports", "ReportError",
            "NOTEBOOKS", "notebook_dir"]
 
 NOTEBOOKS = ("01_design", "02_estimand", "03_intervals", "04_comparison", "05_planning", "06_checklist")
@@ -120,6 +120,26 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out["exclusions"] = [{"rows": e.rows, "reason": e.reason} for e in analysis.table.exclusions]
     out["versions"] = package_versions()
     return out
+
+
+def design_description(analysis: Analysis) -> str:
+    """The sampling design in words, with the sampling fraction at each stage or in each stratum."""
+    g, est, K = analysis.study.design, analysis.estimates, analysis.table.K
+    if g.sampling == "census":
+        return f"census: all {K:,} documents of the population"
+    if g.sampling == "srs":
+        frac = "" if est.population_size is None else f" (sampling fraction {K / est.population_size:.2%})"
+        M = "" if est.population_size is None else f" of {est.population_size:,}"
+        return f"simple random sample of {K:,}{M} documents, without replacement{frac}"
+    info = est.design or {}
+    if g.sampling == "stratified":
+        parts = [f"{h}: {v['k_h']} of {v['M_h']:,} ({v['fraction']:.2%})" for h, v in info["strata"].items()]
+        return (f"stratified by {g.strata_column}, documents drawn without replacement within each stratum: "
+                + "; ".join(parts))
+    return (f"two stages: {K:,} of {info['M']:,} documents ({info['f1']:.2%}), then "
+            f"{info['chunks_sampled']:,.0f} of their {info['chunks_in_population']:,.0f} chunks "
+            f"(per-document fraction {info['f2_min']:.0%} to {info['f2_max']:.0%}, mean {info['f2_mean']:.0%}; "
+            f"{info['documents_fully_enumerated']} documents taken whole)")
 
 
 def package_versions() -> dict:
