@@ -41,44 +41,74 @@ class WildResult:
     min_p: float
 
 
-def weights_matrix(K: int, weights: str = "auto", B: int = 9999, seed: int | None = 1) -> tuple[np.ndarray, str, bool]:
-    """The B x K matrix of weights (rows = draws); returns ``(v, weights name, enumerated)``."""
+BLOCK_ELEMS = 1 << 21  # weights are drawn and reduced in blocks: memory O(B + block), never B x K
+
+
+def _scheme(K: int, weights: str, B: int) -> tuple[np.ndarray, str, bool]:
     if weights == "auto":
         weights = "webb" if K < 10 else "rademacher"
     if weights not in ("rademacher", "webb"):
         raise ValueError(f"weights must be 'rademacher', 'webb' or 'auto' (got {weights!r})")
     values = np.array([-1.0, 1.0]) if weights == "rademacher" else WEBB
     total = values.size ** K
-    if total <= B and total <= MAX_ENUMERATE:
-        v = np.array(list(itertools.product(values, repeat=K)), dtype=float)
-        return v, weights, True
+    return values, weights, bool(total <= B and total <= MAX_ENUMERATE)
+
+
+def _weight_blocks(K: int, weights: str = "auto", B: int = 9999, seed: int | None = 1,
+                   block_elems: int = BLOCK_ELEMS):
+    """Yield blocks of rows of the B x K weight matrix (all patterns when enumerated)."""
+    values, _, enumerated = _scheme(K, weights, B)
+    rows = max(1, block_elems // K)
+    if enumerated:
+        patterns = itertools.product(values, repeat=K)
+        while True:
+            block = list(itertools.islice(patterns, rows))
+            if not block:
+                return
+            yield np.array(block, dtype=float)
     rng = np.random.default_rng(seed)
-    v = values[rng.integers(0, values.size, size=(B, K))]
-    return v, weights, False
+    for start in range(0, B, rows):
+        b = min(rows, B - start)
+        yield values[rng.integers(0, values.size, size=(b, K))]
+
+
+def weights_matrix(K: int, weights: str = "auto", B: int = 9999, seed: int | None = 1) -> tuple[np.ndarray, str, bool]:
+    """The whole B x K matrix of weights (rows = draws): for tests and small K only."""
+    _, name, enumerated = _scheme(K, weights, B)
+    return np.vstack(list(_weight_blocks(K, weights, B, seed))), name, enumerated
 
 
 class _Prepared:
-    """Sums over the weights that do not depend on mu0, so each p(mu0) costs O(B)."""
+    """Per-draw sums that do not depend on mu0, so each p(mu0) costs O(B) and memory is O(B)."""
 
-    def __init__(self, n, s, v):
-        self.n, self.s, self.v = np.asarray(n, float), np.asarray(s, float), v
+    def __init__(self, n, s, blocks):
+        self.n, self.s = np.asarray(n, float), np.asarray(s, float)
         self.K = self.n.size
         self.N = self.n.sum()
         self.c1 = self.K / (self.K - 1)
         self.R = self.s.sum() / self.N
         u = self.s - self.R * self.n
         self.se = math.sqrt(self.c1 * np.sum(u * u)) / self.N
-        v2 = v * v
         # ut = s - mu0 n: every per-draw sum is a polynomial in mu0
-        self.Vs, self.Vn = v @ self.s, v @ self.n
-        self.V2ss, self.V2sn, self.V2nn = v2 @ (self.s**2), v2 @ (self.s * self.n), v2 @ (self.n**2)
-        self.Vsn, self.Vnn = v @ (self.s * self.n), v @ (self.n**2)
+        Z1 = np.column_stack([self.s, self.n, self.s * self.n, self.n**2])
+        Z2 = np.column_stack([self.s**2, self.s * self.n, self.n**2])
+        parts1, parts2, const = [], [], 0
+        for v in blocks:
+            parts1.append(v @ Z1)
+            parts2.append((v * v) @ Z2)
+            const += int(np.sum(np.all(v == v[:, :1], axis=1)))
+        m1, m2 = np.vstack(parts1), np.vstack(parts2)
+        self.draws = m1.shape[0]
+        self.Vs, self.Vn, self.Vsn, self.Vnn = m1.T
+        self.V2ss, self.V2sn, self.V2nn = m2.T
         self.sum_n2 = float(np.sum(self.n**2))
+        # draws whose weights are all equal reproduce |t| exactly, whatever mu0
+        self.min_p = const / self.draws
 
     def p(self, mu0: float) -> float:
-        A = self.Vs - mu0 * self.Vn                         # sum v ut
+        A = self.Vs - mu0 * self.Vn                                   # sum v ut
         S1 = self.V2ss - 2 * mu0 * self.V2sn + mu0 * mu0 * self.V2nn  # sum v^2 ut^2
-        S2 = self.Vsn - mu0 * self.Vnn                      # sum v ut n
+        S2 = self.Vsn - mu0 * self.Vnn                                # sum v ut n
         a = A / self.N
         ss = np.maximum(S1 - 2 * a * S2 + a * a * self.sum_n2, 0.0)
         den = np.sqrt(self.c1 * ss) / self.N
@@ -87,28 +117,24 @@ class _Prepared:
         t = (self.R - mu0) / self.se
         tol = 1e-10 * max(1.0, abs(t))
         return float(np.mean(np.abs(tstar) >= abs(t) - tol))
-
-
 def p_value(n, s, mu0: float, weights: str = "rademacher", B: int = 9999, seed: int | None = 1) -> float:
     """Wild cluster restricted bootstrap p-value of ``H0: micro mean = mu0``."""
-    v, _, _ = weights_matrix(np.asarray(n).size, weights, B, seed)
-    return _Prepared(n, s, v).p(mu0)
+    return _Prepared(n, s, _weight_blocks(np.asarray(n).size, weights, B, seed)).p(mu0)
 
 
 def wild_interval(n, s, level: float = 0.95, weights: str = "auto", B: int = 9999,
                   seed: int | None = 1) -> WildResult:
     """The WCR interval for the micro mean by test inversion (bisection to 1e-9 of the CR1 se)."""
     n = np.asarray(n, float)
-    v, wname, enumerated = weights_matrix(n.size, weights, B, seed)
-    prep = _Prepared(n, s, v)
+    _, wname, enumerated = _scheme(n.size, weights, B)
+    prep = _Prepared(n, s, _weight_blocks(n.size, weights, B, seed))
     alpha = 1 - level
-    # draws whose weights are all equal reproduce |t| exactly, whatever mu0: p never falls below
-    # their share, which is the p-value's limit as mu0 moves away
-    min_p = float(np.mean(np.all(v == v[:, :1], axis=1)))
+    # p never falls below the share of all-equal draws, its limit as mu0 moves away
+    min_p, draws = prep.min_p, prep.draws
     if prep.se == 0:
-        return WildResult(None, None, False, wname, enumerated, v.shape[0], min_p)
+        return WildResult(None, None, False, wname, enumerated, draws, min_p)
     if min_p > alpha:
-        return WildResult(None, None, True, wname, enumerated, v.shape[0], min_p)
+        return WildResult(None, None, True, wname, enumerated, draws, min_p)
     bounds = []
     for sign in (-1.0, 1.0):
         inside, step = prep.R, prep.se
@@ -132,4 +158,4 @@ def wild_interval(n, s, level: float = 0.95, weights: str = "auto", B: int = 999
                 break
         bounds.append(float(inside))
     whole = bounds[0] is None and bounds[1] is None
-    return WildResult(bounds[0], bounds[1], whole, wname, enumerated, v.shape[0], min_p)
+    return WildResult(bounds[0], bounds[1], whole, wname, enumerated, draws, min_p)
