@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
+from ._dist import beta_ppf, norm_ppf, t_ppf
 
 __all__ = ["korn_graubard", "logit_interval", "wilson", "clopper_pearson"]
 
@@ -26,8 +26,8 @@ __all__ = ["korn_graubard", "logit_interval", "wilson", "clopper_pearson"]
 def clopper_pearson(p: float, n: float, alpha: float) -> tuple[float, float]:
     """Exact binomial interval for ``x = n p`` successes out of ``n`` (beta quantiles)."""
     x = n * p
-    lo = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    hi = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    lo = 0.0 if x <= 0 else float(beta_ppf(alpha / 2, x, n - x + 1))
+    hi = 1.0 if x >= n else float(beta_ppf(1 - alpha / 2, x + 1, n - x))
     return lo, hi
 
 
@@ -39,9 +39,9 @@ def korn_graubard(p: float, V: float, n: float, df: float, alpha: float) -> tupl
     """Korn-Graubard interval; returns ``((low, high), fallback_used)``."""
     if _degenerate(p, V):
         return clopper_pearson(p, n, alpha), True
-    n_eff = p * (1 - p) / V * (stats.t.ppf(alpha / 2, n - 1) / stats.t.ppf(alpha / 2, df)) ** 2
-    lo = float(stats.beta.ppf(alpha / 2, n_eff * p, n_eff * (1 - p) + 1))
-    hi = float(stats.beta.ppf(1 - alpha / 2, n_eff * p + 1, n_eff * (1 - p)))
+    n_eff = p * (1 - p) / V * (t_ppf(alpha / 2, n - 1) / t_ppf(alpha / 2, df)) ** 2
+    lo = float(beta_ppf(alpha / 2, n_eff * p, n_eff * (1 - p) + 1))
+    hi = float(beta_ppf(1 - alpha / 2, n_eff * p + 1, n_eff * (1 - p)))
     return (lo, hi), False
 
 
@@ -49,7 +49,7 @@ def logit_interval(p: float, V: float, n: float, df: float, alpha: float) -> tup
     """Wald interval on the logit scale, transformed back; ``((low, high), fallback_used)``."""
     if _degenerate(p, V):
         return clopper_pearson(p, n, alpha), True
-    t = stats.t.ppf(1 - alpha / 2, df)
+    t = t_ppf(1 - alpha / 2, df)
     half = t * math.sqrt(V) / (p * (1 - p))
     centre = math.log(p / (1 - p))
     return (_expit(centre - half), _expit(centre + half)), False
@@ -60,7 +60,7 @@ def wilson(p: float, V: float, n: float, df: float, alpha: float) -> tuple[tuple
     if _degenerate(p, V):
         return clopper_pearson(p, n, alpha), True
     n_eff = p * (1 - p) / V
-    t = stats.t.ppf(1 - alpha / 2, df)
+    t = t_ppf(1 - alpha / 2, df)
     t2 = t * t
     den = 1 + t2 / n_eff
     centre = (p + t2 / (2 * n_eff)) / den

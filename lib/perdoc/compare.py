@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from ._dist import beta_ppf, norm_ppf, t_ppf
 
 from .errors import InputError, ParameterError
 from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, _validate, estimate
@@ -217,7 +217,7 @@ def _delta_method(pairs: PairTable, sys_a: Estimates, sys_b: Estimates, level: f
     out = []
     se = math.sqrt(var)
     if se > 0:
-        half = stats.t.ppf(1 - alpha / 2, K - 1) * se
+        half = t_ppf(1 - alpha / 2, K - 1) * se
         out.append(Interval("micro", "cr1", "delta method, CR1, t with K-1 df", est, level, se=se, df=K - 1.0,
                             ci=ConfidenceInterval(est - half, est + half), role="primary"))
     else:
@@ -229,7 +229,7 @@ def _delta_method(pairs: PairTable, sys_a: Estimates, sys_b: Estimates, level: f
     mest = float(d.mean()) if kb else float("nan")
     if kb >= 2 and np.var(d, ddof=1) > 0:
         mse = math.sqrt(fpc * np.var(d, ddof=1) / kb)
-        half = stats.t.ppf(1 - alpha / 2, kb - 1) * mse
+        half = t_ppf(1 - alpha / 2, kb - 1) * mse
         out.append(Interval("macro", "t", "t on per-document differences (documents scored by both)", mest, level,
                             se=mse, df=kb - 1.0, ci=ConfidenceInterval(mest - half, mest + half), role="primary"))
     else:

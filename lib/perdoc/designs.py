@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from ._dist import beta_ppf, norm_ppf, t_ppf
 
 from .errors import InputError, ParameterError
 from .results import ConfidenceInterval, Interval
@@ -42,7 +42,7 @@ def _t_interval(estimand, method, label, est, se, df, level, notes=()) -> Interv
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
                         reason="zero design variance: every sampled document gives the same value",
                         role="primary", notes=tuple(notes))
-    half = stats.t.ppf(1 - (1 - level) / 2, df) * se
+    half = t_ppf(1 - (1 - level) / 2, df) * se
     return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
                     ci=ConfidenceInterval(est - half, est + half), role="primary", notes=tuple(notes))
 

@@ -9,7 +9,7 @@ import math
 import numbers
 
 import numpy as np
-from scipy import stats
+from ._dist import beta_ppf, norm_ppf, t_ppf
 
 from . import micro as _micro
 from . import bounded as _bounded
@@ -148,7 +148,7 @@ class _Ctx:
             elif not (df > 0 and math.isfinite(df)):
                 reason = "degrees of freedom undefined for this sample"
             else:
-                half = stats.t.ppf(1.0 - self.alpha / 2.0, df) * se
+                half = t_ppf(1.0 - self.alpha / 2.0, df) * se
                 ci = ConfidenceInterval(est - half, est + half)
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
                         se=se, df=df, ci=ci, reason=reason, role=role, notes=tuple(notes))
@@ -164,7 +164,7 @@ class _Ctx:
             if self.census:
                 ci = ConfidenceInterval(est, est)
             elif se > 0:
-                half = stats.norm.ppf(1.0 - self.alpha / 2.0) * se
+                half = norm_ppf(1.0 - self.alpha / 2.0) * se
                 ci = ConfidenceInterval(est - half, est + half)
             else:
                 reason = "zero chunk-level variance: every score is the same"

@@ -32,9 +32,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import sys
+
 import duckdb
 import numpy as np
-import pandas as pd
 
 from .errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from .table import DocTable
@@ -294,7 +295,8 @@ def _open_source(source, fmt):
                                      "preserve_insertion_order": False})
         try:
             con.execute("SET enable_progress_bar = false")
-            if isinstance(source, pd.DataFrame):
+            pd = sys.modules.get("pandas")  # a DataFrame implies pandas is already imported
+            if pd is not None and isinstance(source, pd.DataFrame):
                 yield _dataframe_source(con, source)
             else:
                 yield _file_source(con, source, fmt, tmp)
@@ -302,7 +304,8 @@ def _open_source(source, fmt):
             con.close()
 
 
-def _dataframe_source(con, df: pd.DataFrame) -> _Source:
+def _dataframe_source(con, df) -> _Source:
+    import pandas as pd
     label = "the DataFrame"
     if len(df.columns) != len(set(map(str, df.columns))):
         dup = pd.Index(map(str, df.columns))

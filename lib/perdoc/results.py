@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["ConfidenceInterval", "Interval", "Diagnostics", "Estimates"]
 
@@ -152,8 +151,9 @@ class Estimates:
         out["notes"] = list(self.notes)
         return out
 
-    def tidy(self) -> pd.DataFrame:
-        """One row per (estimand, method): estimate, se, df, low, high, role, reason."""
+    def tidy(self):
+        """One row per (estimand, method): estimate, se, df, low, high, role, reason (a DataFrame)."""
+        import pandas as pd
         rows = []
         for iv in self.intervals:
             rows.append({

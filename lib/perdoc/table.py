@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from .errors import InputError
 
@@ -62,8 +61,9 @@ class DocTable:
         doc = np.asarray(doc)
         if doc.shape != n.shape:
             raise InputError(f"column doc must have one id per document (got {doc.size} ids for {K} documents)")
-        if pd.isna(doc).any():
-            raise InputError(f"column doc: {int(pd.isna(doc).sum())} document id(s) are missing; every row needs a document id")
+        missing = _missing_ids(doc)
+        if missing:
+            raise InputError(f"column doc: {missing} document id(s) are missing; every row needs a document id")
         doc = doc.astype(str)
         if K == 0:
             raise InputError("the data have no rows: need at least 2 documents")
@@ -141,8 +141,9 @@ class DocTable:
                        "ICC, design effect and Wald baselines are not available")
         return tuple(out)
 
-    def to_frame(self) -> pd.DataFrame:
-        """The table as a DataFrame with columns doc, n, s, q, rate."""
+    def to_frame(self):
+        """The table as a pandas DataFrame with columns doc, n, s, q, rate."""
+        import pandas as pd
         df = pd.DataFrame({"doc": self.doc, "n": self.n, "s": self.s})
         if self.q is not None:
             df["q"] = self.q
@@ -163,6 +164,15 @@ class DocTable:
                         q=None if self.q is None else self.q[index],
                         q_assumed_binary=self.q_assumed_binary, source=self.source,
                         exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()})
+
+
+def _missing_ids(doc: np.ndarray) -> int:
+    """How many ids are missing (None, or NaN in a float or object array)."""
+    if doc.dtype.kind == "f":
+        return int(np.isnan(doc).sum())
+    if doc.dtype.kind == "O":
+        return int(sum(1 for v in doc if v is None or (isinstance(v, float) and v != v)))
+    return 0
 
 
 def _as_float_array(x, name: str) -> np.ndarray:
