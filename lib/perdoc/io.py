@@ -84,24 +84,32 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             f", min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
             f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
             for i, col in enumerate(attrs.values()))
-        d_expr = _doc_expr(src.ref(doc))
         raw, x, text = src.number(score)
+        # integer and boolean scores sum exactly (and in any order) as doubles below 2^53; other
+        # scores use DuckDB's compensated fsum so the result does not depend on thread scheduling
+        exact = src.is_integer(score)
+        agg = "sum" if exact else "fsum"
+        checks = ("0 AS n_nan, 0 AS n_inf" if exact else
+                  "count(*) FILTER (WHERE isnan(x)) AS n_nan, count(*) FILTER (WHERE isinf(x)) AS n_inf")
+        # group on the raw id and turn ids into text once per document, not once per row; the
+        # documents are sorted afterwards in numpy
         sql = f"""
-            SELECT d AS doc,
-                   count(*) AS n,
-                   fsum(x) AS s,
-                   fsum(x * x) AS q,
-                   count(*) FILTER (WHERE raw IS NULL) AS n_null,
-                   {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
-                   {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
-                   count(*) FILTER (WHERE isnan(x)) AS n_nan,
-                   count(*) FILTER (WHERE isinf(x)) AS n_inf,
-                   count(*) FILTER (WHERE x <> 0 AND x <> 1) AS n_nonbinary
-                   {attr_sql}
-            FROM (SELECT {d_expr} AS d, {raw} AS raw, {x} AS x, * FROM {src.relation})
-            GROUP BY d
-            ORDER BY d NULLS LAST"""
+            SELECT {_doc_expr("g")} AS doc, * EXCLUDE (g)
+            FROM (
+                SELECT g,
+                       count(*) AS n,
+                       {agg}(x) AS s,
+                       {agg}(x * x) AS q,
+                       count(*) - count(raw) AS n_null,
+                       {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
+                       {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
+                       {checks},
+                       {"0" if exact else "count(*) FILTER (WHERE x <> 0 AND x <> 1)"} AS n_nonbinary
+                       {attr_sql}
+                FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
+                GROUP BY g)"""
         res = src.fetch(sql)
+        res = _sorted_by_doc(res)
 
         counts = _plain(res["n"], float)
         docs = _plain(res["doc"], object)
@@ -128,7 +136,10 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             raise InputError(f"column '{score}' in {src.label}: " + ", ".join(problems)
                              + "; every score must be a finite number or a boolean (true = 1)")
         info = src.info(rows)
-        info["binary"] = int(_plain(res["n_nonbinary"], float).sum()) == 0
+        if exact:  # integers: sum x^2 == sum x in every document iff every x is 0 or 1
+            info["binary"] = bool(np.array_equal(_plain(res["q"], float), _plain(res["s"], float)))
+        else:
+            info["binary"] = int(_plain(res["n_nonbinary"], float).sum()) == 0
         attr_values = {}
         for i, (name, col) in enumerate(attrs.items()):
             nulls = int(_plain(res[f"a_null_{i}"], float).sum())
@@ -276,6 +287,12 @@ class _Source:
             return raw, x, True
         raise ColumnError(f"column '{name}' in {self.label} has type {self.types[name]}; "
                           "it must hold numbers or booleans")
+
+    def is_integer(self, name: str) -> bool:
+        """Whether the column's type holds integers or booleans only (exact sums)."""
+        typ = self.types[name].upper()
+        return typ == "BOOLEAN" or typ.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+                                                      "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"))
 
     def fetch(self, sql: str) -> dict:
         try:
@@ -451,6 +468,15 @@ def _not_found(name: str, columns: list[str], label: str) -> str:
     shown = ", ".join(columns[:25]) + (f", ... ({len(columns) - 25} more)" if len(columns) > 25 else "")
     hint = f"; did you mean '{guess[0]}'?" if guess else ""
     return f"column '{name}' not found in {label}{hint} (columns: {shown or 'none'})"
+
+
+def _sorted_by_doc(res: dict) -> dict:
+    """Reorder fetched per-document columns by document id (text order; missing ids last)."""
+    docs = _plain(res["doc"], object)
+    key = np.array(["" if d is None else d for d in docs], dtype=object)
+    missing = np.array([d is None for d in docs])
+    order = np.lexsort((key.astype(str), missing)) if docs.size else np.arange(0)
+    return {k: v[order] for k, v in res.items()}
 
 
 def _doc_expr(col: str) -> str:
