@@ -66,6 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=_integer("--seed"), default=1)
     c.add_argument("--json", action="store_true", help="print one JSON object")
 
+    pl = sub.add_parser("plan", help="how many documents to sample for a target half-width",
+                        description="Smallest number of documents K whose interval half-width reaches the "
+                                    "target: t(1-a/2; K-1) * S / sqrt(K) * sqrt(1 - K/M). Give the spread S "
+                                    "(--sd), or a params file whose dataset serves as the pilot.")
+    pl.add_argument("--estimand", choices=["macro", "micro"], help="which mean (taken from --params if given)")
+    pl.add_argument("--sd", type=_number("--sd"), metavar="S",
+                    help="spread: sd of document rates (macro) or sd(u_d)/mean(n_d) (micro)")
+    pl.add_argument("--half-width", type=_number("--half-width"), required=True, metavar="H",
+                    help="target half-width of the interval")
+    pl.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M")
+    pl.add_argument("--level", type=_number("--level"), default=None)
+    pl.add_argument("--params", metavar="FILE", help="use this study's dataset as the pilot")
+    pl.add_argument("--json", action="store_true", help="print one JSON object")
+
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
                                    "<out>/<name>/report.html, summary.json and documents.csv.")
@@ -119,6 +133,8 @@ def _run(argv) -> int:
         return _compare(args)
     if args.command == "report":
         return _report(args)
+    if args.command == "plan":
+        return _plan(args)
     build_parser().print_help(sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -248,6 +264,49 @@ def format_comparison(result, pairs) -> str:
 
 def _fmt(x):
     return "undefined" if x is None else f"{x:.3f}"
+
+
+def _plan(args) -> int:
+    from .errors import ParameterError
+    from .plan import plan_k, spread
+    estimand, sd, M, level = args.estimand, args.sd, args.population_size, args.level
+    source = "given"
+    if args.params is not None:
+        from .params import load_params
+        from .study import load_study_table
+        if sd is not None:
+            raise ParameterError("give --sd or --params (the pilot), not both")
+        study = load_params(args.params)
+        table = load_study_table(study)
+        estimand = estimand or study.estimand.kind
+        sd = spread(table, estimand)
+        M = M if M is not None else study.design.population_size
+        level = level if level is not None else study.intervals.level
+        source = f"pilot: {study.name} (K = {table.K} documents)"
+    if estimand is None:
+        raise ParameterError("missing --estimand (macro or micro)")
+    if sd is None:
+        raise ParameterError("missing --sd (the spread S) or --params (a pilot dataset)")
+    if M is not None:
+        if not float(M).is_integer():
+            raise ParameterError(f"--population-size must be a whole number of documents (got {M:g})")
+        M = int(M)
+    plan = plan_k(sd, args.half_width, level=0.95 if level is None else level, population_size=M,
+                  estimand=estimand)
+    if args.json:
+        out = plan.to_dict()
+        out["sd_source"] = source
+        print(json.dumps(out, indent=2))
+    else:
+        lines = [f"perdoc plan: {estimand} mean, spread S = {plan.sd:.4g} ({source}), level {plan.level:g}",
+                 f"K = {plan.K} documents give a half-width of {plan.half_width:.4g} (target {plan.target:g})"
+                 + (f" with M = {plan.population_size:,}" if plan.population_size else "")]
+        if plan.K_without_fpc is not None:
+            lines.append(f"without the finite population correction: K = {plan.K_without_fpc}")
+        lines += [f"note: {n}" for n in plan.notes]
+        lines.append("note: an approximation (t with K-1 df, no skewness): check the planned design by simulation")
+        print("\n".join(lines))
+    return 0
 
 
 def _report(args) -> int:

@@ -1,0 +1,259 @@
+"""Planning: how many documents to sample. Precision is bought with documents, not chunks.
+
+Half-width of the interval of a mean over K documents drawn without replacement from M:
+
+    h(K) = t(1 - alpha/2; K - 1) * S / sqrt(K) * sqrt(1 - K/M)        (no M: drop the last factor)
+
+with the spread ``S = sd(r_d)`` for the macro mean and ``S = sd(u_d) / nbar`` for the micro mean
+(``u_d = s_d - R n_d``, ``nbar`` = mean n_d), taken from a pilot or a census. ``h`` falls as K grows
+(t, 1/sqrt(K) and the correction all fall), so the smallest K with ``h(K) <= H`` is found by
+bisection. The approximation ignores the CR2 degrees of freedom and skewness: check the planned
+design by simulation (:mod:`perdoc.simulate`).
+
+Stratified designs (strata by document size): the combined ratio estimator has
+``V = (1/X^2) sum_h M_h^2 (1 - k_h/M_h) S_uh^2 / k_h`` with ``X`` the census total of n and
+``S_uh`` the census SD of ``u_d`` in stratum h; allocations equal, proportional (``k_h ~ M_h``) or
+Neyman (``k_h ~ M_h S_uh``, a stratum censused when its share exceeds ``M_h``, at least 2 each).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._dist import t_ppf
+from .errors import ParameterError
+from .table import DocTable
+
+__all__ = ["half_width", "plan_k", "spread", "Plan", "plan_strata", "StrataPlan", "curve"]
+
+
+def half_width(K: int, sd: float, level: float = 0.95, population_size: int | None = None) -> float:
+    """``t(1 - alpha/2; K-1) * sd / sqrt(K) * sqrt(1 - K/M)``."""
+    f = 0.0 if population_size is None else K / population_size
+    return t_ppf(1 - (1 - level) / 2, K - 1) * sd / math.sqrt(K) * math.sqrt(max(1.0 - f, 0.0))
+
+
+@dataclass(frozen=True)
+class Plan:
+    K: int
+    half_width: float
+    target: float
+    sd: float
+    level: float
+    population_size: int | None
+    estimand: str | None = None
+    K_without_fpc: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"K": self.K, "half_width": self.half_width, "target_half_width": self.target, "sd": self.sd,
+                "level": self.level, "population_size": self.population_size, "estimand": self.estimand,
+                "K_without_fpc": self.K_without_fpc, "notes": list(self.notes)}
+
+
+def _validate(sd, target, level, population_size):
+    for name, v in (("sd", sd), ("half-width", target)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise ParameterError(f"{name} must be a positive number (got {v!r})")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
+    if population_size is not None:
+        if isinstance(population_size, bool) or float(population_size) != int(population_size) or population_size < 2:
+            raise ParameterError(f"population size must be a whole number of at least 2 (got {population_size!r})")
+
+
+def _smallest_k(sd, target, level, M) -> int:
+    hi = 2
+    limit = M if M is not None else 10**12
+    while half_width(hi, sd, level, M) > target:
+        if hi >= limit:
+            return limit
+        hi = min(hi * 2, limit)
+    lo = max(2, hi // 2)
+    if half_width(lo, sd, level, M) <= target:
+        return lo
+    while hi - lo > 1:  # h(lo) > target >= h(hi)
+        mid = (lo + hi) // 2
+        if half_width(mid, sd, level, M) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def plan_k(sd: float, target: float, *, level: float = 0.95, population_size: int | None = None,
+           estimand: str | None = None) -> Plan:
+    """The smallest number of documents K whose interval half-width is at most ``target``."""
+    _validate(sd, target, level, population_size)
+    M = None if population_size is None else int(population_size)
+    K = _smallest_k(sd, target, level, M)
+    notes = []
+    if M is not None and K == M:
+        notes.append("the target needs the whole population: a census")
+    K0 = _smallest_k(sd, target, level, None) if M is not None else None
+    return Plan(K=K, half_width=half_width(K, sd, level, M), target=target, sd=sd, level=level,
+                population_size=M, estimand=estimand, K_without_fpc=K0, notes=tuple(notes))
+
+
+def spread(table: DocTable, estimand: str) -> float:
+    """The per-document spread S of a pilot or census: sd(r_d) (macro) or sd(u_d)/nbar (micro)."""
+    if estimand == "macro":
+        return float(np.std(table.rate, ddof=1))
+    if estimand == "micro":
+        R = table.s.sum() / table.N
+        u = table.s - R * table.n
+        return float(np.std(u, ddof=1) / table.n.mean())
+    raise ParameterError(f"estimand must be micro or macro (got {estimand!r})")
+
+
+def curve(sd: float, *, level: float = 0.95, population_size: int | None = None, k_max: int | None = None,
+          points: int = 60) -> list[tuple[int, float]]:
+    """``(K, half-width)`` pairs on a log-spaced grid of K, for the planning chart."""
+    top = k_max or (population_size if population_size else 1000)
+    ks = np.unique(np.round(np.geomspace(2, max(3, top), points)).astype(int))
+    return [(int(k), half_width(int(k), sd, level, population_size)) for k in ks]
+
+
+# ---------------------------------------------------------------------------------- strata
+@dataclass(frozen=True)
+class StrataPlan:
+    threshold: float
+    allocation: str
+    strata: dict          # name -> {M_h, k_h, S_uh, n_total}
+    k: int
+    sd: float             # expected SD of the combined ratio estimator
+    sd_srs: float         # expected SD of the ratio under SRS of the same k (linearised, with FPC)
+    level: float
+    searched: list = field(default_factory=list)  # (threshold, sd) pairs when the threshold was searched
+
+    def to_dict(self) -> dict:
+        return {"threshold": self.threshold, "allocation": self.allocation, "k": self.k,
+                "strata": self.strata, "sd": self.sd, "sd_srs": self.sd_srs, "level": self.level,
+                "searched": [{"threshold": t, "sd": s} for t, s in self.searched]}
+
+    def labels(self, table: DocTable) -> np.ndarray:
+        """The stratum of each document of ``table`` under this plan's threshold."""
+        return np.where(table.n > self.threshold, "large", "small")
+
+
+def _allocate(M: dict, S: dict, k: int, allocation: str) -> dict:
+    names = list(M)
+    if allocation == "equal":
+        share = {h: 1.0 for h in names}
+    elif allocation == "proportional":
+        share = {h: float(M[h]) for h in names}
+    elif allocation == "neyman":
+        share = {h: float(M[h]) * max(S[h], 1e-300) for h in names}
+    else:
+        raise ParameterError(f"allocation must be equal, proportional or neyman (got {allocation!r})")
+    if k < 2 * len(names):
+        raise ParameterError(f"k = {k} is too small: every stratum needs at least 2 documents")
+    if k > sum(M.values()):
+        raise ParameterError(f"k = {k} exceeds the {sum(M.values())} documents of the population")
+    alloc = {h: 0 for h in names}
+    fixed: dict = {}
+    remaining = k
+    free = list(names)
+    while True:  # census any stratum whose share exceeds its size, then reallocate the rest
+        tot = sum(share[h] for h in free)
+        raw = {h: remaining * share[h] / tot if tot > 0 else remaining / len(free) for h in free}
+        over = [h for h in free if raw[h] >= M[h]]
+        if not over:
+            break
+        for h in over:
+            fixed[h] = M[h]
+            remaining -= M[h]
+            free.remove(h)
+        if not free:
+            break
+    for h, v in fixed.items():
+        alloc[h] = v
+    if free:
+        base = {h: max(2, min(M[h], int(math.floor(raw[h])))) for h in free}
+        left = remaining - sum(base.values())
+        order = sorted(free, key=lambda h: (raw[h] - math.floor(raw[h]), h), reverse=True)
+        i = 0
+        while left > 0 and any(base[h] < M[h] for h in free):
+            h = order[i % len(order)]
+            if base[h] < M[h]:
+                base[h] += 1
+                left -= 1
+            i += 1
+        while left < 0:
+            h = max((h for h in free if base[h] > 2), key=lambda h: base[h] - raw[h], default=None)
+            if h is None:
+                break
+            base[h] -= 1
+            left += 1
+        alloc.update(base)
+    return alloc
+
+
+def _strata_sd(census: DocTable, large: np.ndarray, k_h: dict) -> tuple[float, dict]:
+    n, s = census.n, census.s
+    R = s.sum() / n.sum()
+    u = s - R * n
+    X = n.sum()
+    v = 0.0
+    info = {}
+    for name, mask in (("large", large), ("small", ~large)):
+        M_h, k = int(mask.sum()), k_h[name]
+        S2 = float(np.var(u[mask], ddof=1)) if M_h > 1 else 0.0
+        v += M_h**2 * (1 - k / M_h) * S2 / k
+        info[name] = {"M_h": M_h, "k_h": k, "S_uh": math.sqrt(S2), "n_total": float(n[mask].sum())}
+    return math.sqrt(v) / X, info
+
+
+def plan_strata(census: DocTable, *, k: int = 20, threshold: float | None = None,
+                allocation: str = "equal", level: float = 0.95) -> StrataPlan:
+    """Two strata by document size (``n_d > threshold`` is "large") for the micro mean.
+
+    With ``threshold=None`` the threshold is searched over the census's distinct sizes (each stratum
+    keeping at least 2 documents) for the smallest expected SD under the chosen allocation.
+    """
+    n = census.n
+    sizes = np.unique(n)
+    if threshold is None:
+        candidates = sizes[:-1]
+        if candidates.size > 200:
+            candidates = np.unique(np.quantile(n, np.linspace(0.5, 0.995, 200), method="lower"))
+        searched = []
+        for t in candidates:
+            large = n > t
+            if large.sum() < 2 or (~large).sum() < 2:
+                continue
+            try:
+                M = {"large": int(large.sum()), "small": int((~large).sum())}
+                S = _stratum_spreads(census, large)
+                alloc = _allocate(M, S, k, allocation)
+                sd, _ = _strata_sd(census, large, alloc)
+            except ParameterError:
+                continue
+            searched.append((float(t), sd))
+        if not searched:
+            raise ParameterError("no size threshold leaves at least 2 documents in each stratum")
+        threshold = min(searched, key=lambda p: (p[1], p[0]))[0]
+    else:
+        searched = []
+    large = n > threshold
+    if large.sum() < 2 or (~large).sum() < 2:
+        raise ParameterError(f"threshold {threshold:g} leaves fewer than 2 documents in a stratum")
+    M = {"large": int(large.sum()), "small": int((~large).sum())}
+    alloc = _allocate(M, _stratum_spreads(census, large), k, allocation)
+    sd, info = _strata_sd(census, large, alloc)
+    R = census.s.sum() / census.N
+    u = census.s - R * census.n
+    Mtot = census.K
+    sd_srs = float(np.std(u, ddof=1) / census.n.mean() / math.sqrt(k) * math.sqrt(1 - k / Mtot))
+    return StrataPlan(threshold=float(threshold), allocation=allocation, strata=info, k=k, sd=sd,
+                      sd_srs=sd_srs, level=level, searched=searched)
+
+
+def _stratum_spreads(census: DocTable, large: np.ndarray) -> dict:
+    R = census.s.sum() / census.N
+    u = census.s - R * census.n
+    return {name: float(np.std(u[m], ddof=1)) if m.sum() > 1 else 0.0
+            for name, m in (("large", large), ("small", ~large))}
