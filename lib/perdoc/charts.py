@@ -27,7 +27,7 @@ from .results import Estimates, Interval
 from .table import DocTable
 
 __all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
-           "bootstrap_distribution", "paired_differences", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS"]
+           "bootstrap_distribution", "paired_differences", "planning_curve", "coverage_chart", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS"]
 
 WIDTH = 560            # plot width in pixels, every chart
 MAX_ROWS = 5000        # never pass more rows than this to Altair (its MaxRowsError limit)
@@ -386,6 +386,62 @@ def paired_differences(pairs, comparison) -> Chart:
     ties = comparison.ties_fraction
     caption = (f"K = {pairs.K} documents; {ties:.0%} tie exactly (on the dashed diagonal). Points above the "
                f"diagonal are documents where {a_name} scores higher; size shows the document's measurements.")
+    return Chart(_plain(chart), title, caption)
+
+
+def planning_curve(curves: dict, *, target: float | None = None, current_k: int | None = None,
+                   estimand: str = "micro") -> Chart:
+    """Half-width against the number of documents K, one line per curve (e.g. with and without FPC).
+
+    ``curves`` maps a label to ``[(K, half_width), ...]`` (see :func:`perdoc.plan.curve`).
+    """
+    rows = [{"K": k, "half_width": h, "curve": label} for label, pts in curves.items() for k, h in pts]
+    df = pd.DataFrame(rows)
+    title = f"Interval half-width against documents sampled ({estimand} mean)"
+    lines = alt.Chart(_data(df)).mark_line(point=False).encode(
+        x=alt.X("K:Q", title="documents sampled, K (log scale)", scale=alt.Scale(type="log")),
+        y=alt.Y("half_width:Q", title="half-width of the interval"),
+        color=alt.Color("curve:N", title=""),
+    )
+    layers = [lines]
+    if target is not None:
+        layers.append(alt.Chart(pd.DataFrame({"y": [target]})).mark_rule(color="#d1495b", strokeDash=[4, 4])
+                      .encode(y="y:Q"))
+    if current_k is not None:
+        layers.append(alt.Chart(pd.DataFrame({"x": [current_k]})).mark_rule(color="#555555", strokeDash=[2, 2])
+                      .encode(x="x:Q"))
+    chart = alt.layer(*layers).properties(width=WIDTH, height=300, title=title)
+    bits = []
+    if target is not None:
+        bits.append(f"the red dashed line is the target half-width {target:g}")
+    if current_k is not None:
+        bits.append(f"the grey dashed line marks this study's K = {current_k}")
+    caption = ("Precision is bought with documents: the half-width falls roughly as 1/sqrt(K)"
+               + ("; " + "; ".join(bits) if bits else "") + ".")
+    return Chart(_plain(chart), title, caption)
+
+
+def coverage_chart(frame: pd.DataFrame, *, level: float) -> Chart:
+    """Simulated coverage of each method with a 2 x Monte Carlo SE bar, and the nominal level.
+
+    ``frame`` has columns method, estimand, coverage, mc_se, baseline (bool).
+    """
+    df = frame.copy()
+    df["lo"] = (df["coverage"] - 2 * df["mc_se"]).clip(lower=0)
+    df["hi"] = (df["coverage"] + 2 * df["mc_se"]).clip(upper=1)
+    df["kind"] = np.where(df["baseline"], "baseline", "method")
+    title = "Simulated coverage by method"
+    base = alt.Chart(_data(df))
+    y = alt.Y("method:N", title=None, sort=None)
+    bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("lo:Q", title="coverage (+- 2 Monte Carlo SE)",
+                                                         scale=alt.Scale(zero=False)), x2="hi:Q", y=y,
+                                                 color=alt.Color("kind:N", title="", scale=alt.Scale(
+                                                     domain=["method", "baseline"], range=["#1f4e79", "#d1495b"])))
+    pts = base.mark_point(filled=True, size=50).encode(x="coverage:Q", y=y, color="kind:N")
+    nominal = alt.Chart(pd.DataFrame({"x": [level]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q")
+    chart = alt.layer(bars, pts, nominal).properties(width=WIDTH, height=max(120, 22 * len(df)), title=title)
+    caption = (f"Share of simulated samples whose interval covered the census value; the dashed line is the "
+               f"nominal {level:.0%}. Methods whose bar stays left of it undercover on data like these.")
     return Chart(_plain(chart), title, caption)
 
 
