@@ -90,6 +90,22 @@ class IntervalSpec:
 
 
 @dataclass(frozen=True)
+class Planning:
+    half_width: float | None = None
+    strata_threshold: float | None = None     # None with strata_k set: search the threshold
+    strata_k: int | None = None
+    strata_allocation: str = "equal"
+
+
+@dataclass(frozen=True)
+class Simulation:
+    k: int | None = None       # None: the study's K
+    reps: int = 2000
+    seed: int = 1
+    replicates: int = 999
+
+
+@dataclass(frozen=True)
 class Study:
     """A validated params file."""
 
@@ -103,12 +119,16 @@ class Study:
     out_of_scope_given: bool
     params_path: Path | None
     raw: dict = field(repr=False, default_factory=dict)
+    census: Path | None = None            # the population (or a larger pilot), same columns as data
+    planning: Planning = field(default_factory=Planning)
+    simulation: Simulation | None = None  # coverage simulation on the census
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters as written in summary.json (paths as given, relative to the YAML)."""
         d = asdict(self)
         d.pop("raw")
         d["data"]["path"] = str(self.raw.get("data", {}).get("path", self.data.path))
+        d["census"] = None if self.census is None else str(self.raw["census"]["path"])
         d["params_path"] = None if self.params_path is None else self.params_path.name
         d["out_of_scope"] = list(self.out_of_scope)
         return d
@@ -147,6 +167,23 @@ SCHEMA: dict[str, Any] = {
     }, False),
     "out_of_scope": (_LIST, False),
     "description": (_STR, False),
+    "census": ({
+        "path": (_STR, True),
+    }, False),
+    "planning": ({
+        "half_width": (_NUM, False),
+        "strata": ({
+            "threshold": (_NUM, False),
+            "k": (_INT, False),
+            "allocation": (_STR, False),
+        }, False),
+    }, False),
+    "simulation": ({
+        "k": (_INT, False),
+        "reps": (_INT, False),
+        "seed": (_INT, False),
+        "replicates": (_INT, False),
+    }, False),
 }
 
 
@@ -270,12 +307,43 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if seed < 0:
         raise ParamsError(f"{label}: key 'intervals.seed' must be a non-negative integer (got {seed})")
 
+    census = None
+    if raw.get("census"):
+        census = Path(raw["census"]["path"])
+        if not census.is_absolute():
+            census = (base / census).resolve()
+        if data.aggregated:
+            raise ParamsError(f"{label}: key 'census' needs per-chunk rows in 'data' (the same columns)")
+    pl = raw.get("planning") or {}
+    hw = pl.get("half_width")
+    if hw is not None and hw <= 0:
+        raise ParamsError(f"{label}: key 'planning.half_width' must be positive (got {hw:g})")
+    st = pl.get("strata") or {}
+    alloc = st.get("allocation", "equal")
+    if alloc not in ("equal", "proportional", "neyman"):
+        raise ParamsError(f"{label}: key 'planning.strata.allocation' must be equal, proportional or neyman "
+                          f"(got {alloc!r})")
+    if st and census is None:
+        raise ParamsError(f"{label}: key 'planning.strata' needs a census (key 'census.path')")
+    planning = Planning(half_width=hw, strata_threshold=st.get("threshold"),
+                        strata_k=st.get("k", 20) if st else None, strata_allocation=alloc)
+    sim = raw.get("simulation")
+    simulation = None
+    if sim is not None:
+        if census is None:
+            raise ParamsError(f"{label}: key 'simulation' needs a census to draw samples from (key 'census.path')")
+        for key, low in (("reps", 10), ("k", 2), ("replicates", 0)):
+            if key in sim and sim[key] < low:
+                raise ParamsError(f"{label}: key 'simulation.{key}' must be at least {low} (got {sim[key]})")
+        simulation = Simulation(k=sim.get("k"), reps=sim.get("reps", 2000), seed=sim.get("seed", 1),
+                                replicates=sim.get("replicates", 999))
+
     oos = raw.get("out_of_scope")
     return Study(
         name=name, title=raw.get("title") or name, data=data, design=design, estimand=estimand,
         intervals=IntervalSpec(level=level, replicates=int(replicates), seed=int(seed)),
         out_of_scope=tuple(oos) if oos else DEFAULT_OUT_OF_SCOPE, out_of_scope_given=bool(oos),
-        params_path=params_path, raw=raw,
+        params_path=params_path, raw=raw, census=census, planning=planning, simulation=simulation,
     )
 
 
