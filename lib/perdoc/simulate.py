@@ -1,0 +1,871 @@
+"""Coverage simulation: which interval can I trust on MY data?
+
+Treat a census (or a pilot standing in for the population) as the population, draw ``reps``
+samples of ``k`` documents under the declared design, compute every interval method of
+:func:`perdoc.estimate` on each sample, and report per method
+
+* ``coverage``: share of the ``reps`` samples whose interval contains the census value. A sample
+  where the method gave no interval (every document has the same rate, zero standard error, every
+  bootstrap replicate degenerate, undefined df) counts as NOT covered: the analyst is left without
+  an interval. An infinite or whole-line interval (the wild bootstrap with too few documents)
+  counts as covered, because it does contain the truth; see ``infinite``.
+* ``mc_se``: Monte Carlo standard error of the coverage, ``sqrt(c (1 - c) / reps)``;
+* ``mean_width``: mean width of the finite intervals (NaN when there is none);
+* ``rmse``: root mean squared error of the method's point estimate around the census value;
+* ``no_interval`` and ``infinite``: the shares of samples with no interval and with an interval
+  that is infinite on at least one side;
+* ``n``: the number of samples (``reps``).
+
+Census values: micro ``sum s / sum n`` and macro ``mean(s / n)`` over the census documents.
+
+Designs (``design=``):
+
+* ``None`` or ``{"sampling": "srs"}``: ``k`` documents by simple random sampling without
+  replacement; every single-system method, with the finite population correction ``M`` = number of
+  census documents, exactly as ``perdoc.estimate(sample, population_size=M, replicates=R, seed=...)``.
+* ``{"sampling": "stratified", "strata": {"by": labels, "k": {label: k_h}}}``: ``k_h`` documents
+  per stratum (``k = sum k_h``); ``micro.design`` and ``macro.design``
+  (:func:`perdoc.designs.stratified`, population sizes = the census counts per stratum).
+* ``{"sampling": "two_stage", "chunks_per_doc": m}`` or ``{"sampling": "two_stage",
+  "fraction": f}``: ``k`` documents, then ``min(m, N_d)`` (or ``min(N_d, max(2, ceil(f N_d)))``)
+  of the ``N_d`` chunks of each; binary census only, because then the hits in the chunk subsample are
+  hypergeometric given ``(N_d, s_d)`` and no chunk-level data are needed. ``micro.design``
+  (:func:`perdoc.designs.two_stage`).
+
+Recommendation rule, per estimand: among the non-baseline methods (the baselines
+``micro.wald_iid`` and ``micro.wald_eff_n`` are never recommended) a method *qualifies* when its
+coverage is within Monte Carlo error of the nominal level, ``coverage >= level - 2 * mc_se``. The
+recommended method is the qualifying one with the smallest mean width; a method that ever gave an
+infinite interval ranks after every method that never did (ties: the order of the method list).
+When no method qualifies, ``recommended`` is None and the note says so and names the best available
+method (highest coverage) with its coverage.
+
+Speed: repetitions are processed in blocks (arrays of shape ``(block, k)``) and every formula is
+vectorised across them; the document bootstrap and the wild bootstrap are vectorised across
+repetitions x replicates, and the wild bootstrap's test inversion bisects all repetitions of a
+block at once. Repetition ``i`` uses its own seed ``seeds[i]`` for the bootstrap and the wild
+weights, exactly as ``perdoc.estimate(sample_i, ..., seed=seeds[i])`` would, so every interval of
+every repetition can be reproduced by the library itself (:func:`rep_intervals` returns them with
+the sampled documents and the seeds). Results do not depend on the block size.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from scipy import special
+
+from . import bootstrap as _bootstrap
+from . import wild as _wild
+from .compare import PairTable
+from .errors import ParameterError
+from .results import _num
+from .table import DocTable
+
+__all__ = ["simulate", "simulate_pairs", "rep_intervals", "RepIntervals", "SimulationResult",
+           "recommend", "BASELINES"]
+
+BASELINES = ("micro.wald_iid", "micro.wald_eff_n")
+BLOCK_CELLS = 1 << 21      # repetitions x replicates x documents per block (bootstrap, wild)
+MAX_BLOCK_REPS = 2048      # block size without resampling
+SEED_MAX = 2**63 - 1
+
+_ANALYTIC_MICRO = ("cr1", "cr2", "cr2_ik", "cr3")
+_BOUNDED = ("korn_graubard", "logit", "wilson")
+
+
+# ====================================================================== results
+@dataclass(frozen=True)
+class SimulationResult:
+    """Coverage of every interval method over ``reps`` simulated samples of ``k`` documents."""
+
+    methods: dict          # "micro.cr2" -> {coverage, mc_se, mean_width, rmse, no_interval, infinite, n}
+    truth: dict            # {"micro": ..., "macro": ...}: the census values
+    k: int
+    reps: int
+    seed: int
+    level: float
+    design: dict
+    recommended: dict      # {"micro": name or None, "macro": name or None}
+    recommendation_notes: dict = field(default_factory=dict)
+    replicates: int = 0
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe: NaN and infinities become None."""
+        keys = ("coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite")
+        return {
+            "k": self.k, "reps": self.reps, "seed": self.seed, "level": self.level,
+            "replicates": self.replicates,
+            "truth": {k: _num(v) for k, v in self.truth.items()},
+            "design": self.design,
+            "methods": {name: {key: _num(m[key]) for key in keys} for name, m in self.methods.items()},
+            "recommended": dict(self.recommended),
+            "recommendation_notes": dict(self.recommendation_notes),
+            "notes": list(self.notes),
+        }
+
+    def to_frame(self):
+        """One row per method: method, estimand, coverage, mc_se, mean_width, rmse, no_interval,
+        infinite, n, baseline, recommended (a pandas DataFrame)."""
+        import pandas as pd
+        rows = []
+        for name, m in self.methods.items():
+            est = name.split(".", 1)[0]
+            rows.append({"method": name, "estimand": est, **m, "baseline": name in BASELINES,
+                         "recommended": self.recommended.get(est) == name})
+        return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class RepIntervals:
+    """Every interval of every repetition: for tests, and to look at single samples.
+
+    ``index[i]`` are the census positions of the documents of sample i, in the order the sample
+    table has them (``census.take(index[i])``); ``seeds[i]`` the seed ``perdoc.estimate`` would need
+    to reproduce its bootstrap and wild intervals; ``chunks`` (two-stage only) the sampled chunks
+    and hits per document. ``low``/``high``: NaN when the method gave no interval, +-inf when the
+    interval is unbounded.
+    """
+
+    index: np.ndarray
+    seeds: np.ndarray
+    estimate: dict
+    low: dict
+    high: dict
+    chunks: dict | None = None
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(self.low)
+
+
+# ====================================================================== public API
+def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
+             design: dict | None = None, replicates: int = 999,
+             progress: Callable[[int, int], Any] | None = None) -> SimulationResult:
+    """Simulate the coverage of every interval method on samples drawn from ``census``.
+
+    Parameters
+    ----------
+    census : DocTable
+        The population (or a pilot treated as one): per-document n, s, q.
+    k : int
+        Documents per sample (for a stratified design, the sum of the ``k_h``).
+    reps : int
+        Number of simulated samples.
+    seed : int
+        Seeds every draw: the samples, the per-repetition bootstrap seeds, the chunk subsamples.
+    level : float
+        Confidence level of every interval.
+    design : dict, optional
+        See the module docstring (simple random sampling by default).
+    replicates : int
+        Document bootstrap replicates and wild bootstrap draws per sample (0 skips them).
+    progress : callable, optional
+        ``progress(done, total)`` after each block of repetitions.
+
+    Coverage counts a sample without an interval as a miss and an infinite interval as a hit
+    (``no_interval`` and ``infinite`` report how often each happened). Recommendation, per
+    estimand: among the non-baseline methods (never ``wald_iid`` or ``wald_eff_n``) those with
+    ``coverage >= level - 2 * mc_se`` qualify, and the qualifying method with the smallest mean
+    width is recommended (methods that ever gave an infinite interval rank last); when none
+    qualifies the recommendation is None and the note names the method with the highest coverage.
+    """
+    plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates)
+    return plan.run(progress)
+
+
+def simulate_pairs(census_pairs: PairTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
+                   replicates: int = 999, progress: Callable[[int, int], Any] | None = None) -> SimulationResult:
+    """Coverage of the paired difference A - B (as :func:`perdoc.compare`): every single-system
+    method applied to the per-document differences of a paired census, simple random sampling.
+    The intervals bounded to [0, 1] do not apply to a difference and are left out."""
+    if not isinstance(census_pairs, PairTable):
+        raise ParameterError("census_pairs must be a perdoc PairTable (use perdoc.load_pairs)")
+    plan = _Plan(census_pairs, k=k, reps=reps, seed=seed, level=level, design=None, replicates=replicates)
+    return plan.run(progress)
+
+
+def rep_intervals(census: DocTable | PairTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
+                  design: dict | None = None, replicates: int = 999) -> RepIntervals:
+    """The intervals of every repetition of :func:`simulate` (same arguments, same draws)."""
+    plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates)
+    blocks = list(plan.blocks())
+    cat = lambda dicts: {m: np.concatenate([d[m] for d in dicts]) for m in dicts[0]}  # noqa: E731
+    chunks = None
+    if blocks[0].chunks is not None:
+        chunks = cat([b.chunks for b in blocks])
+    return RepIntervals(index=np.concatenate([b.index for b in blocks]),
+                        seeds=np.concatenate([b.seeds for b in blocks]),
+                        estimate=cat([b.estimate for b in blocks]), low=cat([b.low for b in blocks]),
+                        high=cat([b.high for b in blocks]), chunks=chunks)
+
+
+def recommend(methods: dict, level: float) -> tuple[dict, dict]:
+    """Apply the recommendation rule (module docstring) to a ``methods`` mapping.
+
+    Returns ``(recommended, notes)``, both keyed by estimand (``micro``, ``macro``).
+    """
+    rec, notes = {}, {}
+    for est in ("micro", "macro"):
+        names = [m for m in methods if m.split(".", 1)[0] == est]
+        cands = [m for m in names if m not in BASELINES]
+        if not cands:
+            rec[est] = None
+            notes[est] = f"no {est} method applies under this design"
+            continue
+        ok = [m for m in cands if methods[m]["coverage"] >= level - 2.0 * methods[m]["mc_se"]]
+        if ok:
+            def key(m):
+                w = methods[m]["mean_width"]
+                return (methods[m]["infinite"] > 0, w if w == w else math.inf)
+            best = min(ok, key=key)
+            b = methods[best]
+            rec[est] = best
+            notes[est] = (f"{best}: coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}) is within "
+                          f"2 Monte Carlo se of the nominal {level:.3g}, and its mean width {b['mean_width']:.4g} "
+                          f"is the smallest of the {len(ok)} qualifying {est} method(s)")
+        else:
+            best = max(cands, key=lambda m: methods[m]["coverage"])
+            b = methods[best]
+            rec[est] = None
+            notes[est] = (f"no {est} method reaches the nominal {level:.3g} within Monte Carlo error "
+                          f"(coverage >= level - 2 se) on samples like these; the best available is {best} "
+                          f"with coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}): its intervals "
+                          "are too narrow, so sample more documents or report it as approximate")
+    return rec, notes
+
+
+# ====================================================================== plan and blocks
+class _Plan:
+    """Validated arguments, census arrays, method list and the random streams."""
+
+    def __init__(self, census, *, k, reps, seed, level, design, replicates):
+        self.paired = isinstance(census, PairTable)
+        if self.paired:
+            if not census.paired:
+                raise ParameterError("simulate_pairs needs paired data (both systems scored on every row)")
+            table = census.difference()
+        elif isinstance(census, DocTable):
+            table = census
+        else:
+            raise ParameterError("census must be a perdoc.DocTable (use perdoc.load_chunks or DocTable.from_arrays)")
+        self.level = _check_level(level)
+        self.reps = _check_int("reps", reps, 1)
+        self.seed = _check_int("seed", seed, 0)
+        self.replicates = _check_int("replicates", replicates, 0)
+        if self.replicates == 1:
+            raise ParameterError("replicates must be 0 (no bootstrap) or at least 2 (got 1)")
+        self.k = _check_int("k", k, 2)
+        self.n, self.s, self.q = table.n, table.s, table.q
+        self.M = table.K
+        self.binary = table.binary and not self.paired
+        self.truth = {"micro": float(self.s.sum() / self.n.sum()), "macro": float(np.mean(self.s / self.n))}
+        self.notes: list[str] = []
+        design = {"sampling": "srs"} if design is None else design
+        if not isinstance(design, dict) or "sampling" not in design:
+            raise ParameterError("design must be a mapping with a 'sampling' key (srs, stratified or two_stage)")
+        self.sampling = design["sampling"]
+        if self.paired and self.sampling != "srs":
+            raise ParameterError("simulate_pairs supports simple random sampling only")
+        if self.sampling == "srs":
+            if self.k >= self.M:
+                raise ParameterError(f"k = {self.k} must be below the number of census documents ({self.M}); "
+                                     "a sample of every document has no sampling error")
+            self.methods = self._srs_methods(table)
+            self.design = {"sampling": "srs", "population_size": self.M}
+            if self.paired:
+                self.design.update({"paired": True, "difference": f"{census.names[0]} - {census.names[1]}"})
+        elif self.sampling == "stratified":
+            self._setup_stratified(design, table)
+        elif self.sampling == "two_stage":
+            self._setup_two_stage(design, table)
+        else:
+            raise ParameterError(f"design.sampling must be one of srs, stratified, two_stage (got {self.sampling!r})")
+        cells = max(1, self.replicates) * self.k
+        self.block = max(1, min(self.reps, MAX_BLOCK_REPS, BLOCK_CELLS // cells if self.replicates else MAX_BLOCK_REPS))
+        ss = np.random.SeedSequence(self.seed)
+        seed_ss, sample_ss, chunk_ss = ss.spawn(3)
+        self.rep_seeds = np.random.default_rng(seed_ss).integers(0, SEED_MAX, size=self.reps, dtype=np.int64)
+        self.sample_rng = np.random.default_rng(sample_ss)
+        self.chunk_rng = np.random.default_rng(chunk_ss)
+
+    # ------------------------------------------------------------------ designs
+    def _srs_methods(self, table) -> list[str]:
+        micro = ["cr1", "cr2"] + (["cr2_ik"] if self.q is not None else []) + ["cr3"]
+        if self.binary:
+            micro += list(_BOUNDED)
+        elif not self.paired:
+            self.notes.append("the intervals bounded to [0, 1] (Korn-Graubard, logit, Wilson) are for a binary "
+                              "metric only and are left out")
+        if self.replicates:
+            micro += ["bootstrap_t", "percentile", "wild"]
+        if self.q is not None:
+            micro += ["wald_iid", "wald_eff_n"]
+        else:
+            self.notes.append("the census has no sums of squared scores (q): CR2 with Imbens-Kolesar df and the "
+                              "Wald baselines are left out")
+        macro = ["t"] + (["bootstrap_t", "percentile"] if self.replicates else [])
+        return [f"micro.{m}" for m in micro] + [f"macro.{m}" for m in macro]
+
+    def _setup_stratified(self, design, table):
+        st = design.get("strata")
+        if not isinstance(st, dict):
+            raise ParameterError("a stratified design needs design.strata = {'by': labels, 'k': {label: k_h}}")
+        by = st.get("by")
+        if by is None:
+            by = table.attrs.get("stratum")
+        if by is None:
+            raise ParameterError("design.strata.by must give the stratum of every census document")
+        labels = np.array([str(x) for x in np.asarray(by).tolist()], dtype=object)
+        if labels.size != self.M:
+            raise ParameterError(f"design.strata.by must hold one label per census document ({self.M}); "
+                                 f"got {labels.size}")
+        kh = st.get("k")
+        if not isinstance(kh, dict) or not kh:
+            raise ParameterError("design.strata.k must map each stratum to its number of sampled documents")
+        kh = {str(h): v for h, v in kh.items()}
+        names = sorted(set(labels.tolist()))
+        missing = [h for h in names if h not in kh]
+        if missing:
+            raise ParameterError(f"design.strata.k: stratum {missing[0]!r} of the census has no sample size; "
+                                 "every stratum needs at least 2 sampled documents")
+        unknown = [h for h in kh if h not in names]
+        if unknown:
+            raise ParameterError(f"design.strata.k: stratum {unknown[0]!r} is not in the census labels")
+        self.strata = []
+        for h in names:
+            pos = np.flatnonzero(labels == h)
+            k_h = _check_int(f"design.strata.k.{h}", kh[h], 2)
+            if k_h > pos.size:
+                raise ParameterError(f"design.strata.k.{h} = {k_h} exceeds the {pos.size} census documents "
+                                     "of that stratum")
+            self.strata.append((h, pos, k_h))
+        total = sum(x[2] for x in self.strata)
+        if self.k != total:
+            raise ParameterError(f"k = {self.k} must equal the sum of the stratum sample sizes ({total})")
+        self.methods = ["micro.design", "macro.design"]
+        self.design = {"sampling": "stratified", "population_size": self.M,
+                       "strata": {h: {"M_h": int(pos.size), "k_h": k_h} for h, pos, k_h in self.strata}}
+        self.notes.append("the simple-random-sampling methods ignore a stratified design and are not simulated")
+
+    def _setup_two_stage(self, design, table):
+        if not table.binary:
+            raise ParameterError("a two-stage simulation needs a binary (0/1) census: the chunk subsample of a "
+                                 "document is then hypergeometric given its chunks and hits; for other scores "
+                                 "simulate from chunk-level data")
+        if self.k >= self.M:
+            raise ParameterError(f"k = {self.k} must be below the number of census documents ({self.M})")
+        has_m, has_f = "chunks_per_doc" in design, "fraction" in design
+        if has_m == has_f:
+            raise ParameterError("a two-stage design needs exactly one of design.chunks_per_doc (chunks sampled "
+                                 "per document) or design.fraction (share of each document's chunks)")
+        if np.any(self.n != np.round(self.n)):
+            raise ParameterError("a two-stage simulation needs whole chunk counts n in the census")
+        Nd = self.n.astype(np.int64)
+        if has_m:
+            m = _check_int("design.chunks_per_doc", design["chunks_per_doc"], 2)
+            self.m_d = np.minimum(Nd, m)
+            self.design = {"sampling": "two_stage", "population_size": self.M, "chunks_per_doc": m}
+        else:
+            f = design["fraction"]
+            if isinstance(f, bool) or not isinstance(f, numbers.Real) or not (0.0 < float(f) <= 1.0):
+                raise ParameterError(f"design.fraction must be a number in (0, 1] (got {f!r})")
+            f = float(f)
+            self.m_d = np.minimum(Nd, np.maximum(2, np.ceil(f * Nd).astype(np.int64)))
+            self.design = {"sampling": "two_stage", "population_size": self.M, "fraction": f,
+                           "chunks_per_doc_rule": "min(N_d, max(2, ceil(fraction * N_d)))"}
+        self.Nd = Nd
+        self.methods = ["micro.design"]
+        self.notes.append("two-stage design: no design-based macro interval is implemented")
+
+    # ------------------------------------------------------------------ draws
+    def _draw_index(self, b: int) -> np.ndarray:
+        rng = self.sample_rng
+        if self.sampling == "stratified":
+            out = np.empty((b, self.k), dtype=np.int64)
+            for i in range(b):
+                j = 0
+                for _, pos, k_h in self.strata:
+                    out[i, j:j + k_h] = pos[rng.choice(pos.size, size=k_h, replace=False)]
+                    j += k_h
+            return out
+        return np.stack([rng.choice(self.M, size=self.k, replace=False) for _ in range(b)]).astype(np.int64)
+
+    def blocks(self):
+        for start in range(0, self.reps, self.block):
+            b = min(self.block, self.reps - start)
+            idx = self._draw_index(b)
+            seeds = self.rep_seeds[start:start + b]
+            n, s = self.n[idx], self.s[idx]
+            q = None if self.q is None else self.q[idx]
+            chunks = None
+            if self.sampling == "srs":
+                res = _srs_block(n, s, q, seeds, M=self.M, level=self.level, B=self.replicates,
+                                 binary=self.binary, methods=self.methods)
+            elif self.sampling == "stratified":
+                res = _stratified_block(n, s, [(pos.size, k_h) for _, pos, k_h in self.strata], self.level)
+            else:
+                Nd = self.Nd[idx]
+                S = self.s[idx].astype(np.int64)
+                m = self.m_d[idx]
+                hits = self.chunk_rng.hypergeometric(S, Nd - S, m).astype(float)
+                chunks = {"n": m.astype(float), "s": hits}
+                res = _two_stage_block(m.astype(float), hits, Nd.astype(float), self.M, self.level)
+            est, low, high = res
+            yield RepIntervals(index=idx, seeds=seeds, estimate=est, low=low, high=high, chunks=chunks)
+
+    def run(self, progress) -> SimulationResult:
+        # counts are exact; widths and squared errors are kept per repetition and summed once with
+        # math.fsum (correctly rounded), so the result does not depend on the block size
+        counts = {m: np.zeros(4, dtype=np.int64) for m in self.methods}  # covered, none, infinite, finite
+        widths = {m: [] for m in self.methods}
+        sq_err = {m: [] for m in self.methods}
+        done = 0
+        for blk in self.blocks():
+            for m in self.methods:
+                truth = self.truth[m.split(".", 1)[0]]
+                lo, hi, est = blk.low[m], blk.high[m], blk.estimate[m]
+                none = np.isnan(lo) | np.isnan(hi)
+                inf = ~none & (np.isinf(lo) | np.isinf(hi))
+                fin = ~none & ~inf
+                with np.errstate(invalid="ignore"):
+                    cov = ~none & (lo <= truth) & (truth <= hi)
+                counts[m] += [cov.sum(), none.sum(), inf.sum(), fin.sum()]
+                widths[m].append((hi - lo)[fin])
+                err = est - truth
+                sq_err[m].append(err * err)
+            done += blk.index.shape[0]
+            if progress is not None:
+                progress(done, self.reps)
+        R = float(self.reps)
+        methods = {}
+        for m in self.methods:
+            cov, none, inf, nfin = (int(x) for x in counts[m])
+            c = cov / R
+            wsum = math.fsum(np.concatenate(widths[m]).tolist())
+            sse = math.fsum(np.concatenate(sq_err[m]).tolist())
+            methods[m] = {"coverage": c, "mc_se": math.sqrt(c * (1.0 - c) / R),
+                          "mean_width": wsum / nfin if nfin else float("nan"),
+                          "rmse": math.sqrt(sse / R), "no_interval": none / R, "infinite": inf / R,
+                          "n": self.reps}
+        rec, notes = recommend(methods, self.level)
+        if self.sampling == "two_stage":
+            notes["macro"] = "no macro method under a two-stage design"
+        return SimulationResult(methods=methods, truth=dict(self.truth), k=self.k, reps=self.reps, seed=self.seed,
+                                level=self.level, design=self.design, recommended=rec, recommendation_notes=notes,
+                                replicates=self.replicates if self.sampling == "srs" else 0,
+                                notes=tuple(self.notes))
+
+
+# ====================================================================== vectorised helpers (rows = reps)
+def _loo(x: np.ndarray) -> np.ndarray:
+    """Row-wise leave-one-out sums from prefix and suffix sums (as perdoc.micro._loo)."""
+    z = np.zeros((x.shape[0], 1))
+    prefix = np.concatenate((z, np.cumsum(x, axis=1)[:, :-1]), axis=1)
+    suffix = np.concatenate((np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:], z), axis=1)
+    return prefix + suffix
+
+
+def _df_bell_mccaffrey(n, N, rest):
+    q = np.sort(n * n / rest, axis=1)
+    prefix = np.concatenate((np.zeros((n.shape[0], 1)), np.cumsum(q, axis=1)[:, :-1]), axis=1)
+    cross = 2.0 * np.sum(q * prefix, axis=1)
+    return N * N / (np.sum(n * n, axis=1) + cross)
+
+
+def _df_imbens_kolesar(n, s, q, N, R, u, rest):
+    # Moulton moments (perdoc.micro.moulton), row-wise
+    ssr = np.maximum(q.sum(1) - R * s.sum(1), 0.0)
+    den = np.sum(n * n, axis=1) - N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where(den > 0, (np.sum(u * u, axis=1) - ssr) / den, 0.0)
+    sig = np.maximum(ssr / N - rho, 0.0)
+    Nc, sigc, rhoc = N[:, None], sig[:, None], rho[:, None]
+    h = n / Nc
+    S2 = np.sum(n * n, axis=1)[:, None]
+    diag = sigc * n + rhoc * (n * n * rest / Nc + h * h * _loo(n * n) * Nc / rest)
+    w = n * n / (Nc * rest)
+    alpha = rhoc * S2 - sigc * Nc
+    beta = rhoc * Nc
+    c = alpha - beta * n
+    W_o, Wn_o, Wnn_o = _loo(w), _loo(w * n), _loo(w * n * n)
+    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o), axis=1)
+    trace = np.sum(diag, axis=1)
+    trace_sq = np.sum(diag * diag, axis=1) + off
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan)
+
+
+def _icc_anova(n, s, q, K, N, R):
+    r = s / n
+    ssb = np.sum(n * (r - R[:, None]) ** 2, axis=1)
+    ssw = np.sum(np.maximum(q - s * s / n, 0.0), axis=1)
+    msb = ssb / (K - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        msw = ssw / (N - K)
+        n0 = (N - np.sum(n * n, axis=1) / N) / (K - 1)
+        den = msb + (n0 - 1) * msw
+        icc = np.where(den == 0, 0.0, (msb - msw) / den)
+    return np.where(N <= K, np.nan, icc)
+
+
+def _t_ci(est, se, df, alpha, ok):
+    """t interval where ``ok`` and se > 0 finite and df > 0 finite; NaN elsewhere."""
+    good = ok & (se > 0) & np.isfinite(se) & (df > 0) & np.isfinite(df)
+    with np.errstate(invalid="ignore"):
+        half = special.stdtrit(np.where(good, df, 1.0), 1.0 - alpha / 2.0) * se
+    return np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
+
+
+def _z_ci(est, se, alpha):
+    good = np.isfinite(se) & (se > 0)
+    half = special.ndtri(1.0 - alpha / 2.0) * se
+    return np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
+
+
+def _expit(x):
+    with np.errstate(over="ignore"):
+        e = np.exp(np.where(x >= 0, -x, x))
+        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _bounded(p, V, n, df, alpha):
+    """Korn-Graubard, logit and Wilson intervals (perdoc.bounded), row-wise, with the Clopper-Pearson
+    fallback where p is 0 or 1 or V is not positive."""
+    fb = ~((p > 0.0) & (p < 1.0)) | ~((V > 0) & np.isfinite(V))
+    # Clopper-Pearson fallback
+    x = n * p
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cp_lo = np.where(x <= 0, 0.0, special.betaincinv(x, n - x + 1, alpha / 2))
+        cp_hi = np.where(x >= n, 1.0, special.betaincinv(x + 1, n - x, 1 - alpha / 2))
+        pp = np.where(fb, 0.5, p)
+        VV = np.where(fb, 1.0, V)
+        out = {}
+        n_eff = pp * (1 - pp) / VV * (special.stdtrit(n - 1, alpha / 2) / special.stdtrit(df, alpha / 2)) ** 2
+        lo = special.betaincinv(n_eff * pp, n_eff * (1 - pp) + 1, alpha / 2)
+        hi = special.betaincinv(n_eff * pp + 1, n_eff * (1 - pp), 1 - alpha / 2)
+        out["korn_graubard"] = (lo, hi)
+        t = special.stdtrit(df, 1 - alpha / 2)
+        half = t * np.sqrt(VV) / (pp * (1 - pp))
+        centre = np.log(pp / (1 - pp))
+        out["logit"] = (_expit(centre - half), _expit(centre + half))
+        n_eff = pp * (1 - pp) / VV
+        t2 = t * t
+        den = 1 + t2 / n_eff
+        centre = (pp + t2 / (2 * n_eff)) / den
+        half = t / den * np.sqrt(pp * (1 - pp) / n_eff + t2 / (4 * n_eff * n_eff))
+        out["wilson"] = (centre - half, centre + half)
+    return {m: (np.where(fb, cp_lo, lo), np.where(fb, cp_hi, hi)) for m, (lo, hi) in out.items()}
+
+
+def _quantile_pair(x, probs):
+    """``np.quantile(row[~isnan(row)], probs)`` (linear) for every row; NaN where a row has no value."""
+    xs = np.sort(x, axis=1)  # NaN last
+    m = np.sum(~np.isnan(x), axis=1)
+    rows = np.arange(x.shape[0])
+    out = []
+    for pr in probs:
+        virtual = (m - 1) * pr
+        prev = np.floor(virtual)
+        above = virtual >= m - 1
+        prev_i = np.where(above, m - 1, prev).astype(np.intp)
+        next_i = np.where(above, m - 1, prev + 1).astype(np.intp)
+        prev_i = np.clip(prev_i, 0, None)
+        next_i = np.clip(next_i, 0, None)
+        gamma = virtual - np.where(above, -1.0, prev)
+        a, b = xs[rows, prev_i], xs[rows, next_i]
+        with np.errstate(invalid="ignore"):
+            diff = b - a
+            res = a + diff * gamma
+            res = np.where(gamma >= 0.5, b - diff * (1 - gamma), res)
+        out.append(np.where(m > 0, res, np.nan))
+    return out
+
+
+# ====================================================================== simple random sampling
+def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods):
+    """Every interval of ``perdoc.estimate(sample, population_size=M, replicates=B, seed=seed)``
+    for each row of the (reps, k) arrays."""
+    nb, K = n.shape
+    alpha = 1.0 - level
+    f = K / M
+    fpc = math.sqrt(1.0 - f)
+    N = n.sum(axis=1)
+    R = s.sum(axis=1) / N
+    r = s / n
+    rbar = np.mean(r, axis=1)
+    notflat = ~np.all(r == r[:, :1], axis=1)
+    u = s - R[:, None] * n
+    uu = np.sum(u * u, axis=1)
+    rest = _loo(n)
+    wgt = N[:, None] / rest
+    v1 = K / (K - 1) * uu / N**2
+    v2 = np.sum(u * u * wgt, axis=1) / N**2
+    v3 = np.sum(u * u * wgt * wgt, axis=1) / N**2
+    df_bm = _df_bell_mccaffrey(n, N, rest)
+    dfK = np.full(nb, K - 1.0)
+    se1, se2, se3 = np.sqrt(v1) * fpc, np.sqrt(v2) * fpc, np.sqrt(v3) * fpc
+    est, low, high = {}, {}, {}
+
+    def put(name, e, lohi):
+        est[name] = e
+        low[name], high[name] = lohi
+
+    put("micro.cr1", R, _t_ci(R, se1, dfK, alpha, notflat))
+    put("micro.cr2", R, _t_ci(R, se2, df_bm, alpha, notflat))
+    if "micro.cr2_ik" in methods:
+        df_ik = _df_imbens_kolesar(n, s, q, N, R, u, rest)
+        put("micro.cr2_ik", R, _t_ci(R, se2, df_ik, alpha, notflat))
+    put("micro.cr3", R, _t_ci(R, se3, dfK, alpha, notflat))
+    if binary:
+        V = v1 * fpc**2
+        for m, lohi in _bounded(R, V, N, dfK, alpha).items():
+            put(f"micro.{m}", R, lohi)
+    var_m = np.var(r, axis=1, ddof=1) / K
+    se_m = np.sqrt(var_m) * fpc
+    put("macro.t", rbar, _t_ci(rbar, se_m, dfK, alpha, notflat))
+    if q is not None:
+        v = np.maximum(q.sum(axis=1) / N - R * R, 0.0)
+        put("micro.wald_iid", R, _z_ci(R, np.sqrt(v / N) * fpc, alpha))
+        icc = _icc_anova(n, s, q, K, N, R)
+        deff = 1.0 + (np.sum(n * n, axis=1) / N - 1.0) * icc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_eff = np.where(deff > 0, N / deff, np.nan)
+            se_eff = np.where(np.isfinite(n_eff) & (n_eff > 0), np.sqrt(v / n_eff) * fpc, np.nan)
+        put("micro.wald_eff_n", R, _z_ci(R, se_eff, alpha))
+    if B:
+        probs = (alpha / 2.0, 1.0 - alpha / 2.0)
+        bt = _bootstrap_block(n, s, r, R, rbar, u, seeds, B)
+        for estimand, e, se, theta, se_star in (("micro", R, se1, bt["micro"], bt["micro_se"]),
+                                                 ("macro", rbar, se_m, bt["macro"], bt["macro_se"])):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                tstar = np.where(bt["degenerate"], np.nan, (theta - e[:, None]) / se_star)
+            qlo, qhi = _quantile_pair(tstar, probs)
+            ok = notflat & (se > 0) & np.isfinite(se) & ~np.isnan(qlo)
+            put(f"{estimand}.bootstrap_t", e, (np.where(ok, e - qhi * se, np.nan), np.where(ok, e - qlo * se, np.nan)))
+            plo, phi = _quantile_pair(theta, probs)
+            put(f"{estimand}.percentile", e, (np.where(notflat, e + fpc * (plo - e), np.nan),
+                                              np.where(notflat, e + fpc * (phi - e), np.nan)))
+        wlo, whi = _wild_block(n, s, seeds, B, level, notflat)
+        put("micro.wild", R, (R + fpc * (wlo - R), R + fpc * (whi - R)))
+    return ({m: est[m] for m in methods}, {m: low[m] for m in methods}, {m: high[m] for m in methods})
+
+
+def _bootstrap_block(n, s, r, R, rbar, u, seeds, B):
+    """perdoc.bootstrap.document_bootstrap for every row, each with its own seed."""
+    nb, K = n.shape
+    rows = max(1, int(_bootstrap.BLOCK_ELEMS) // K)
+    idx = np.empty((nb, B, K), dtype=np.int64)
+    for i, sd in enumerate(seeds):
+        rng = np.random.default_rng(int(sd))
+        for start in range(0, B, rows):
+            b = min(rows, B - start)
+            idx[i, start:start + b] = rng.integers(0, K, size=(b, K))
+    e = r - rbar[:, None]
+    Z = np.stack([n, u, u * u, u * n, n * n, e, e * e], axis=2)  # (nb, K, 7)
+    flat = idx + (np.arange(nb * B, dtype=np.int64) * K).reshape(nb, B, 1)
+    counts = np.bincount(flat.ravel(), minlength=nb * B * K).reshape(nb, B, K).astype(float)
+    del flat
+    m = np.matmul(counts, Z)
+    del counts
+    Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, 2, 0)
+    c1 = K / (K - 1)
+    delta = Su / Nb
+    ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
+    micro = R[:, None] + delta
+    micro_se = np.sqrt(c1 * ss_u) / Nb
+    macro = rbar[:, None] + Se / K
+    macro_se = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
+    # rate classes per row (equal doubles = equal rates); degenerate: every drawn document in one class
+    order = np.argsort(r, axis=1, kind="stable")
+    rs = np.take_along_axis(r, order, axis=1)
+    cid = np.concatenate((np.zeros((nb, 1), dtype=np.int64), np.cumsum(rs[:, 1:] != rs[:, :-1], axis=1)), axis=1)
+    cls = np.empty_like(cid)
+    np.put_along_axis(cls, order, cid, axis=1)
+    drawn = np.take_along_axis(cls, idx.reshape(nb, B * K), axis=1).reshape(nb, B, K)
+    degenerate = np.all(drawn == drawn[:, :, :1], axis=2)
+    micro_se[degenerate] = 0.0
+    macro_se[degenerate] = 0.0
+    return {"micro": micro, "micro_se": micro_se, "macro": macro, "macro_se": macro_se, "degenerate": degenerate}
+
+
+def _wild_block(n, s, seeds, B, level, notflat):
+    """perdoc.wild.wild_interval for every row (its own seed), bisected for all rows at once.
+
+    Returns ``(low, high)`` before the FPC: NaN when there is no interval, -inf/+inf when a side is
+    unbounded (whole line: both)."""
+    nb, K = n.shape
+    values, _, enumerated = _wild._scheme(K, "auto", B)
+    if enumerated:
+        Wall = np.vstack(list(_wild._weight_blocks(K, "auto", B, None)))
+        W = np.broadcast_to(Wall, (nb,) + Wall.shape)
+    else:
+        rows = max(1, int(_wild.BLOCK_ELEMS) // K)
+        W = np.empty((nb, B, K))
+        for i, sd in enumerate(seeds):
+            rng = np.random.default_rng(int(sd))
+            for start in range(0, B, rows):
+                b = min(rows, B - start)
+                W[i, start:start + b] = values[rng.integers(0, values.size, size=(b, K))]
+    D = W.shape[1]
+    N = n.sum(axis=1)
+    c1 = K / (K - 1)
+    R = s.sum(axis=1) / N
+    u = s - R[:, None] * n
+    se = np.sqrt(c1 * np.sum(u * u, axis=1)) / N
+    Z1 = np.stack([s, n, s * n, n**2], axis=2)
+    Z2 = np.stack([s**2, s * n, n**2], axis=2)
+    m1 = np.matmul(W, Z1)
+    m2 = np.matmul(W * W, Z2)
+    const = np.sum(np.all(W == W[:, :, :1], axis=2), axis=1)
+    del W
+    P = _WildRows(m1, m2, N, c1, R, se, np.sum(n**2, axis=1), D)
+    min_p = const / D
+    alpha = 1 - level
+    low = np.full(nb, np.nan)
+    high = np.full(nb, np.nan)
+    whole = notflat & (se != 0) & (min_p > alpha)
+    low[whole], high[whole] = -np.inf, np.inf
+    run = notflat & (se != 0) & ~(min_p > alpha)
+    for sign, target in ((-1.0, low), (1.0, high)):
+        if not run.any():
+            break
+        inside = R.copy()
+        step = se.copy()
+        out = R + sign * step
+        doublings = np.zeros(nb, dtype=np.int64)
+        active = run.copy()
+        while active.any():
+            p = P.p(out, active)
+            go = active & (p > alpha) & (doublings < 40)
+            inside = np.where(go, out, inside)
+            step = np.where(go, step * 2, step)
+            out = np.where(go, R + sign * step, out)
+            doublings += go
+            active = go
+        capped = run & (doublings == 40)
+        active = run & ~capped
+        tol = 1e-9 * se
+        for _ in range(200):
+            if not active.any():
+                break
+            mid = 0.5 * (inside + out)
+            p = P.p(mid, active)
+            acc = p > alpha
+            inside = np.where(active & acc, mid, inside)
+            out = np.where(active & ~acc, mid, out)
+            active = active & ~(np.abs(out - inside) <= tol)
+        target[run] = np.where(capped[run], sign * np.inf, inside[run])
+    return low, high
+
+
+class _WildRows:
+    """perdoc.wild._Prepared for many rows at once: p(mu0) for a vector of mu0 (one per row).
+
+    The arithmetic is that of ``_Prepared.p`` operation for operation (in place, to spare
+    temporaries), so the decisions of the bisection and the bounds are the library's own."""
+
+    def __init__(self, m1, m2, N, c1, R, se, sum_n2, D):
+        c = np.ascontiguousarray
+        self.Vs, self.Vn, self.Vsn, self.Vnn = (c(x) for x in np.moveaxis(m1, 2, 0))
+        self.V2ss, self.V2sn, self.V2nn = (c(x) for x in np.moveaxis(m2, 2, 0))
+        self.N, self.c1, self.R, self.se, self.sum_n2, self.D = N, c1, R, se, sum_n2, D
+
+    def p(self, mu0, active):
+        rows = np.flatnonzero(active)
+        full = rows.size == active.size
+        sel = (lambda x: x) if full else (lambda x: x[rows])  # noqa: E731
+        mu = sel(mu0)[:, None]
+        N = sel(self.N)[:, None]
+        a = sel(self.Vs) - mu * sel(self.Vn)                      # A = sum v ut
+        a /= N
+        S1 = sel(self.V2ss) - (2 * mu) * sel(self.V2sn)           # sum v^2 ut^2
+        S1 += (mu * mu) * sel(self.V2nn)
+        S2 = sel(self.Vsn) - mu * sel(self.Vnn)                   # sum v ut n
+        S2 *= 2 * a
+        S1 -= S2
+        S2 = np.multiply(a, a, out=S2)
+        S2 *= sel(self.sum_n2)[:, None]
+        S1 += S2
+        np.maximum(S1, 0.0, out=S1)
+        S1 *= self.c1
+        den = np.sqrt(S1, out=S1)
+        den /= N
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # |a / den|, with 0/0 -> 0 and x/0 -> inf: |tstar| of _Prepared.p
+            abs_t = np.divide(a, den, out=a)
+        np.abs(abs_t, out=abs_t)
+        np.fmax(abs_t, 0.0, out=abs_t)
+        t = (sel(self.R) - mu[:, 0]) / sel(self.se)
+        tol = 1e-10 * np.maximum(1.0, np.abs(t))
+        hits = np.count_nonzero(abs_t >= (np.abs(t) - tol)[:, None], axis=1)
+        p = np.zeros(active.size)
+        p[rows] = hits / self.D
+        return p
+
+
+# ====================================================================== other designs
+def _stratified_block(n, s, strata, level):
+    """perdoc.designs.stratified for every row; columns are grouped by stratum in sorted order."""
+    nb, K = n.shape
+    H = len(strata)
+    w = np.concatenate([np.full(k_h, M_h / k_h) for M_h, k_h in strata])
+    X = np.sum(w * n, axis=1)
+    Rc = np.sum(w * s, axis=1) / X
+    u = s - Rc[:, None] * n
+    r = s / n
+    Mtot = float(sum(M_h for M_h, _ in strata))
+    v_micro = np.zeros(nb)
+    v_macro = np.zeros(nb)
+    macro = np.zeros(nb)
+    j = 0
+    for M, k in strata:
+        sl = slice(j, j + k)
+        v_micro += M * M * (1 - k / M) * np.var(u[:, sl], axis=1, ddof=1) / k
+        v_macro += (M / Mtot) ** 2 * (1 - k / M) * np.var(r[:, sl], axis=1, ddof=1) / k
+        macro += M / Mtot * r[:, sl].mean(axis=1)
+        j += k
+    df = np.full(nb, float(K - H))
+    alpha = 1 - level
+    ok = np.ones(nb, dtype=bool)
+    mi = _t_ci(Rc, np.sqrt(v_micro) / X, df, alpha, ok)
+    ma = _t_ci(macro, np.sqrt(v_macro), df, alpha, ok)
+    return ({"micro.design": Rc, "macro.design": macro}, {"micro.design": mi[0], "macro.design": ma[0]},
+            {"micro.design": mi[1], "macro.design": ma[1]})
+
+
+def _two_stage_block(n, s, Nd, M, level):
+    """perdoc.designs.two_stage for every row (binary scores: q = s)."""
+    nb, K = n.shape
+    q = s
+    f1 = K / M
+    f2 = n / Nd
+    ybar = s / n
+    R2 = np.sum(Nd * ybar, axis=1) / np.sum(Nd, axis=1)
+    z = Nd * (ybar - R2[:, None])
+    Nbar = Nd.sum(axis=1) / K
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s2 = np.where(n > 1, np.maximum(q - s * s / n, 0.0) / (n - 1), 0.0)
+    within = np.where(f2 < 1, Nd**2 * (1 - f2) * s2 / n, 0.0)
+    v = ((1 - f1) * np.var(z, axis=1, ddof=1) / K + f1 / K**2 * np.sum(within, axis=1)) / Nbar**2
+    lo, hi = _t_ci(R2, np.sqrt(v), np.full(nb, K - 1.0), 1 - level, np.ones(nb, dtype=bool))
+    return {"micro.design": R2}, {"micro.design": lo}, {"micro.design": hi}
+
+
+# ====================================================================== validation
+def _check_int(name, x, minimum):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
+        raise ParameterError(f"{name} must be an integer of at least {minimum} (got {x!r})")
+    return int(x)
+
+
+def _check_level(level):
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not (0.0 < float(level) < 1.0):
+        raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
+    return float(level)
