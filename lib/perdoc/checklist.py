@@ -97,6 +97,17 @@ def _check_keys(d: dict, allowed: set, name: str) -> dict:
     return d
 
 
+def _join_sentences(texts) -> str:
+    """Join items with '; ', or with a space when an item already ends a sentence."""
+    out = ""
+    for text in texts:
+        text = text.strip()
+        if out:
+            out += " " if out.endswith((".", "!", "?")) else "; "
+        out += text
+    return out
+
+
 def _missing(parts: list[str]) -> str:
     return "not given: " + ", ".join(parts)
 
@@ -196,13 +207,13 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
 
     # 7. out of scope ---------------------------------------------------------------------
     if out_of_scope is None:
-        value = "; ".join(DEFAULT_OUT_OF_SCOPE) + " (defaults)"
+        value = _join_sentences(DEFAULT_OUT_OF_SCOPE) + " (defaults)"
         status = "given"
     else:
         if isinstance(out_of_scope, str):
             out_of_scope = [out_of_scope]
         texts = [t for t in (_text(x) for x in out_of_scope) if t]
-        value = "; ".join(texts) if texts else "not given"
+        value = _join_sentences(texts) if texts else "not given"
         status = "given" if texts else "missing"
     items.append(Item("out_of_scope", "What the uncertainty does not cover", value, status))
 

@@ -110,10 +110,10 @@ def spread(table: DocTable, estimand: str) -> float:
 
 
 def curve(sd: float, *, level: float = 0.95, population_size: int | None = None, k_max: int | None = None,
-          points: int = 60) -> list[tuple[int, float]]:
-    """``(K, half-width)`` pairs on a log-spaced grid of K, for the planning chart."""
+          k_min: int = 5, points: int = 60) -> list[tuple[int, float]]:
+    """``(K, half-width)`` pairs on a log-spaced grid of K from ``k_min``, for the planning chart."""
     top = k_max or (population_size if population_size else 1000)
-    ks = np.unique(np.round(np.geomspace(2, max(3, top), points)).astype(int))
+    ks = np.unique(np.round(np.geomspace(max(2, k_min), max(k_min + 1, top), points)).astype(int))
     return [(int(k), half_width(int(k), sd, level, population_size)) for k in ks]
 
 

@@ -50,6 +50,10 @@ class Analysis:
     estimates: Estimates
     input: dict
     comparison: object = None  # perdoc.compare.Comparison when data.compare_to is set
+    census: DocTable | None = None      # the population (or larger pilot) of the params' census key
+    simulation: object = None           # perdoc.simulate.SimulationResult on the census
+    pair_simulation: object = None      # the same for the paired difference
+    strata: tuple | None = None         # (StrataPlan, SimulationResult or None) of planning.strata
 
     @property
     def primary(self):
@@ -82,7 +86,8 @@ def analyse(params_file) -> Analysis:
 
 @lru_cache(maxsize=8)
 def _analyse_cached(path: str, stamp) -> Analysis:
-    from .study import estimate_study, load_study_pairs, load_study_table
+    from .study import (estimate_study, load_study_census, load_study_pairs, load_study_table,
+                        simulate_study, strata_experiment)
     study = load_params(path)
     d = study.data
     table = load_study_table(study)
@@ -95,6 +100,12 @@ def _analyse_cached(path: str, stamp) -> Analysis:
         comparison = compare(pairs, level=iv.level, population_size=est.population_size
                              if study.design.sampling in ("srs", "census") else None,
                              replicates=iv.replicates, seed=iv.seed)
+    census = load_study_census(study)
+    simulation = pair_simulation = strata = None
+    if census is not None:
+        key = _cache_key(path, study, census)
+        simulation, pair_simulation = _cached(f"simulation-{key}", lambda: simulate_study(study, table, census))
+        strata = _cached(f"strata-{key}", lambda: strata_experiment(study, census))
     info = {
         "file": d.path.name,
         "bytes": d.path.stat().st_size,
@@ -105,7 +116,52 @@ def _analyse_cached(path: str, stamp) -> Analysis:
         "columns": {k: v for k, v in (("doc", d.doc), ("score", d.score), ("n", d.n), ("s", d.s),
                                       ("q", d.q)) if v is not None},
     }
-    return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison)
+    if census is not None:
+        info["census"] = {"file": study.census.name, "bytes": study.census.stat().st_size,
+                          "sha256": _sha256_file(study.census), "documents": census.K}
+    return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
+                    census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata)
+
+
+CACHE_ENV = "PERDOC_CACHE_DIR"
+
+
+def _prime_cache(params_file, analysis: Analysis) -> None:
+    """Hand this process's expensive results to the notebook kernel (an analysis may come from the
+    in-process cache, in which case nothing was computed and so nothing was stored yet)."""
+    if analysis.census is None:
+        return
+    key = _cache_key(str(Path(params_file).resolve()), analysis.study, analysis.census)
+    _cached(f"simulation-{key}", lambda: (analysis.simulation, analysis.pair_simulation))
+    _cached(f"strata-{key}", lambda: analysis.strata)
+
+
+def _cache_key(path: str, study: Study, census: DocTable) -> str:
+    from . import __version__
+    h = hashlib.sha256()
+    h.update(Path(path).read_bytes())
+    h.update(_sha256_file(study.data.path).encode())
+    h.update(_sha256_file(study.census).encode())
+    h.update(__version__.encode())
+    return h.hexdigest()[:24]
+
+
+def _cached(name: str, compute):
+    """Reuse an expensive result within one report build: ``build_report`` points the notebook
+    kernel at its own computations through ``PERDOC_CACHE_DIR`` (a folder of the build)."""
+    import pickle
+    folder = os.environ.get(CACHE_ENV)
+    target = Path(folder) / f"{name}.pickle" if folder else None
+    if target is not None and target.exists():
+        with open(target, "rb") as f:
+            return pickle.load(f)
+    value = compute()
+    if target is not None:
+        tmp = target.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(value, f)
+        os.replace(tmp, target)
+    return value
 
 
 def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
@@ -117,6 +173,14 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
     if analysis.comparison is not None:
         out["comparison"] = analysis.comparison.to_dict()
+    if analysis.simulation is not None:
+        out["simulation"] = analysis.simulation.to_dict()
+        out["recommended"] = dict(analysis.simulation.recommended)
+    if analysis.pair_simulation is not None:
+        out["simulation_paired"] = analysis.pair_simulation.to_dict()
+    if analysis.strata is not None:
+        plan, sim = analysis.strata
+        out["planning_strata"] = {"plan": plan.to_dict(), "simulation": None if sim is None else sim.to_dict()}
     out["exclusions"] = [{"rows": e.rows, "reason": e.reason} for e in analysis.table.exclusions]
     out["versions"] = package_versions()
     return out
@@ -180,9 +244,10 @@ def build_report(params_file, out_dir="reports") -> Path:
     try:
         study = load_params(params_file)
         name = study.name
-        analysis = analyse(params_file)
         out_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=f".tmp-{name}-", dir=out_dir) as tmp:
+        with tempfile.TemporaryDirectory(prefix=f".tmp-{name}-", dir=out_dir) as tmp, _cache_dir(tmp):
+            analysis = analyse(params_file)
+            _prime_cache(params_file, analysis)
             tmp = Path(tmp)
             stage = tmp / name
             stage.mkdir()
@@ -200,6 +265,26 @@ def build_report(params_file, out_dir="reports") -> Path:
         msg = f"{type(err).__name__}: {err}".splitlines()[0]
         _write_error_page(out_dir, name, params_file, msg)
         raise ReportError(f"{params_file}: report failed: {msg}") from err
+
+
+class _cache_dir:
+    """Set PERDOC_CACHE_DIR for the duration of a build (the kernel inherits it)."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder) / "cache"
+
+    def __enter__(self):
+        self.folder.mkdir(exist_ok=True)
+        self.old = os.environ.get(CACHE_ENV)
+        os.environ[CACHE_ENV] = str(self.folder)
+        return self.folder
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = self.old
+        return False
 
 
 def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report", subtitle: str = ""):

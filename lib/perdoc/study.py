@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import InputError
 from .estimate import estimate_design
 from .params import Study
 from .results import Estimates
 from .table import DocTable
 
-__all__ = ["load_study_table", "estimate_study", "load_study_pairs"]
+__all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census", "simulate_study",
+           "simulation_design", "strata_experiment"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -44,3 +47,72 @@ def estimate_study(study: Study, table: DocTable) -> Estimates:
                          f"from the {table.K} documents in the data")
     return estimate_design(table, design=g.as_engine_dict(table), level=iv.level,
                            replicates=iv.replicates, seed=iv.seed)
+
+
+def load_study_census(study: Study) -> DocTable | None:
+    """The census (or larger pilot) named in the params, with the same columns and document attributes."""
+    if study.census is None:
+        return None
+    from .io import load_chunks
+    d, g = study.data, study.design
+    attrs = {}
+    if g.sampling == "stratified":
+        attrs["stratum"] = g.strata_column
+    return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None)
+
+
+def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
+    """The simulation's design and k, mirroring the study's own design and sample."""
+    g, sim = study.design, study.simulation
+    if g.sampling in ("srs", "census"):
+        return None, sim.k or table.K
+    if g.sampling == "stratified":
+        labels, counts = np.unique(np.asarray(table.attrs["stratum"]).astype(str), return_counts=True)
+        k_h = {str(h): int(c) for h, c in zip(labels, counts)}
+        if sim.k is not None and sim.k != sum(k_h.values()):
+            raise InputError(f"simulation.k = {sim.k} differs from the {sum(k_h.values())} documents of the stratified "
+                             "sample; leave it out to simulate the study's own allocation")
+        return {"sampling": "stratified", "k": k_h}, sum(k_h.values())
+    f2 = np.asarray(table.n, float) / np.asarray(table.attrs["chunks_in_doc"], float)
+    return {"sampling": "two_stage", "fraction": float(np.mean(f2))}, sim.k or table.K
+
+
+def simulate_study(study: Study, table: DocTable, census: DocTable | None = None):
+    """Coverage simulation of the study's design on its census: ``(single, paired or None)``."""
+    from .simulate import simulate, simulate_pairs
+    if study.simulation is None:
+        return None, None
+    census = census if census is not None else load_study_census(study)
+    sim = study.simulation
+    design, k = simulation_design(study, table)
+    if design is not None and design["sampling"] == "stratified":
+        design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
+    single = simulate(census, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level, design=design,
+                      replicates=sim.replicates)
+    paired = None
+    if study.data.compare_to is not None and (design is None):
+        from .io import load_pairs
+        pairs = load_pairs(study.census, doc=study.data.doc, a=study.data.score, b=study.data.compare_to)
+        paired = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
+                                replicates=sim.replicates)
+    return single, paired
+
+
+def strata_experiment(study: Study, census: DocTable):
+    """The planning section's stratified design: the plan (expected SD) and, with a simulation
+    block, its simulated coverage and mean width; ``None`` without ``planning.strata``."""
+    from .plan import plan_strata
+    from .simulate import simulate
+    pl = study.planning
+    if pl.strata_k is None:
+        return None
+    plan = plan_strata(census, k=pl.strata_k, threshold=pl.strata_threshold, allocation=pl.strata_allocation,
+                       level=study.intervals.level)
+    sim = None
+    if study.simulation is not None:
+        labels = plan.labels(census)
+        sim = simulate(census, k=plan.k, reps=study.simulation.reps, seed=study.simulation.seed,
+                       level=study.intervals.level, replicates=0,
+                       design={"sampling": "stratified",
+                               "strata": {"by": labels, "k": {h: v["k_h"] for h, v in plan.strata.items()}}})
+    return plan, sim
