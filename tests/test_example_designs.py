@@ -12,7 +12,7 @@ EX = ROOT / "data" / "example"
 
 def test_regenerates_byte_identical(tmp_path):
     subprocess.run([sys.executable, str(EX / "make_designs.py"), str(tmp_path)], check=True)
-    for name in ("stratified_sample.csv", "two_stage_sample.csv"):
+    for name in ("stratified_sample.csv", "two_stage_sample.csv", "census_stratified.csv.gz"):
         assert (tmp_path / name).read_bytes() == (EX / name).read_bytes(), name
 
 

@@ -279,3 +279,27 @@ def test_bootstrap_t_macro_near_nominal_on_smooth_census():
     mc = math.sqrt(0.95 * 0.05 / 1000)
     assert abs(res.methods["macro.bootstrap_t"]["coverage"] - 0.95) < 4 * mc + 0.01
     assert abs(res.methods["macro.t"]["coverage"] - 0.95) < 4 * mc
+
+
+# ---------------------------------------------------------------------------------- command line
+def test_cli_simulate_json_contract(capsys):
+    import json
+    from pathlib import Path
+    from perdoc.cli import main
+    root = Path(__file__).resolve().parents[1]
+    census = root / "data" / "example" / "census.csv"
+    args = ["simulate", "--census", str(census), "--doc", "doc_id", "--score", "bm25", "--k", "10",
+            "--reps", "60", "--replicates", "99", "--seed", "5", "--json"]
+    assert main(args) == 0
+    d = json.loads(capsys.readouterr().out)
+    for name in ("micro.cr1", "micro.cr2", "micro.cr3", "micro.bootstrap_t", "micro.wild", "micro.korn_graubard",
+                 "micro.wald_iid", "macro.t", "macro.bootstrap_t"):
+        assert set(d["methods"][name]) >= {"coverage", "mc_se", "mean_width", "rmse"}
+    assert set(d["recommended"]) == {"micro", "macro"} and d["k"] == 10 and d["reps"] == 60
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out) == d  # determinism under the seed
+    assert main(["simulate", "--params", str(root / "params" / "stratified.yaml"), "--reps", "40", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert set(s["methods"]) == {"micro.design", "macro.design"}
+    assert main(["simulate", "--census", str(census), "--doc", "doc_id", "--score", "bm25"]) == 2
+    assert "missing --k" in capsys.readouterr().err

@@ -319,6 +319,10 @@ def readme(c, smp, pick, info) -> str:
         f"of the {D:,} documents (population_size {D}), all their rows, same columns |",
         "| `README.md` | this file (written by the script) |",
         "| `make_corpus.py` | the seeded generator (method in its docstring) |",
+        "| `stratified_sample.csv`, `two_stage_sample.csv`, `census_stratified.csv.gz` | SYNTHETIC design "
+        "examples drawn from the census by `make_designs.py`: 10 large + 10 small documents (stratum "
+        "`size_stratum`, more than 76 chunks is large); 20 documents then a quarter of each one's chunks "
+        "(`chunks_in_doc`); the census with the `size_stratum` column |",
         "",
         "Columns of `census.csv` and `sample.csv` (one row per chunk, i.e. per (chunk, query) result:",
         "each chunk has its own query and the retriever either finds the chunk in its top k or not):",

@@ -3,6 +3,8 @@
 * ``stratified_sample.csv``: documents stratified by size, as in the study that motivates perdoc:
   stratum ``large`` = the 129 documents with more than 76 chunks, ``small`` = the other 1,171;
   10 documents drawn without replacement in each; all their chunks; column ``size_stratum``.
+* ``census_stratified.csv.gz``: the census with the ``size_stratum`` column, so that a stratified
+  design can be simulated on it (gzip with a fixed timestamp: the same bytes every run).
 * ``two_stage_sample.csv``: 20 of the 1,300 documents drawn without replacement, then within each
   document a simple random sample of ``min(N_d, max(2, ceil(N_d / 4)))`` chunks (documents of at
   most 2 chunks are taken whole); column ``chunks_in_doc`` holds N_d, the document's chunk count.
@@ -10,6 +12,8 @@
 Seeded and deterministic: ``python data/example/make_designs.py [OUTDIR]`` writes the same bytes.
 """
 
+import gzip
+import io
 import math
 import sys
 from pathlib import Path
@@ -39,6 +43,13 @@ def main(out: Path = HERE) -> None:
     strat = census[census.doc_id.isin(chosen)].copy()
     strat.insert(1, "size_stratum", strat.doc_id.map(stratum))
     strat.to_csv(out / "stratified_sample.csv", index=False, lineterminator="\n")
+    full = census.copy()
+    full.insert(1, "size_stratum", full.doc_id.map(stratum))
+    buf = io.StringIO()
+    full.to_csv(buf, index=False, lineterminator="\n")
+    with open(out / "census_stratified.csv.gz", "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+            gz.write(buf.getvalue().encode())
 
     rng = np.random.default_rng(SEED_TWO_STAGE)
     picked = np.sort(rng.choice(docs, size=20, replace=False))

@@ -80,6 +80,25 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--params", metavar="FILE", help="use this study's dataset as the pilot")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
 
+    sm = sub.add_parser("simulate", help="which interval holds its level on your data: coverage by simulation",
+                        description="Draw repeated samples of K documents from a census (or a pilot treated as "
+                                    "the population), compute every interval method on each, and report per "
+                                    "method coverage, its Monte Carlo SE, mean width and RMSE, and the "
+                                    "recommended method.")
+    sm.add_argument("--census", help="census file, one row per chunk (or query)")
+    sm.add_argument("--doc", help="document id column")
+    sm.add_argument("--score", help="score column")
+    sm.add_argument("--vs", metavar="B", help="simulate the paired comparison of --score against this column")
+    sm.add_argument("--k", type=_integer("--k"), help="documents per sample (default with --params: the study's K)")
+    sm.add_argument("--reps", type=_integer("--reps"), help="number of simulated samples (default 2000)")
+    sm.add_argument("--seed", type=_integer("--seed"), default=None)
+    sm.add_argument("--level", type=_number("--level"), default=None)
+    sm.add_argument("--replicates", type=_integer("--replicates"), default=None, metavar="B",
+                    help="bootstrap replicates and wild draws per sample (default 999; 0 skips them)")
+    sm.add_argument("--params", metavar="FILE",
+                    help="take the census, columns, design and defaults from a params file")
+    sm.add_argument("--json", action="store_true", help="print one JSON object")
+
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
                                    "<out>/<name>/report.html, summary.json and documents.csv.")
@@ -135,6 +154,8 @@ def _run(argv) -> int:
         return _report(args)
     if args.command == "plan":
         return _plan(args)
+    if args.command == "simulate":
+        return _simulate(args)
     build_parser().print_help(sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -307,6 +328,90 @@ def _plan(args) -> int:
         lines.append("note: an approximation (t with K-1 df, no skewness): check the planned design by simulation")
         print("\n".join(lines))
     return 0
+
+
+def _simulate(args) -> int:
+    from dataclasses import replace
+    from .errors import ParameterError
+    from .io import load_chunks, load_pairs
+    from .simulate import simulate, simulate_pairs
+
+    progress = _progress_bar() if sys.stderr.isatty() else None
+    if args.params is not None:
+        from .params import Simulation, load_params
+        from .study import load_study_census, load_study_table, simulation_design
+        study = load_params(args.params)
+        census_path = args.census or (None if study.census is None else str(study.census))
+        if census_path is None:
+            raise ParameterError(f"{args.params}: no census: give --census or the params key census.path")
+        doc, score = args.doc or study.data.doc, args.score or study.data.score
+        sim = study.simulation or Simulation()
+        sim = replace(sim, k=args.k if args.k is not None else sim.k,
+                      reps=args.reps if args.reps is not None else sim.reps,
+                      seed=args.seed if args.seed is not None else sim.seed,
+                      replicates=args.replicates if args.replicates is not None else sim.replicates)
+        study = replace(study, census=type(study.data.path)(census_path), simulation=sim)
+        table = load_study_table(study)
+        design, k = simulation_design(study, table)
+        level = args.level if args.level is not None else study.intervals.level
+        vs = args.vs or study.data.compare_to
+    else:
+        if args.census is None or args.doc is None or args.score is None:
+            raise ParameterError("give --census, --doc and --score (or --params FILE)")
+        if args.k is None:
+            raise ParameterError("missing --k (documents per simulated sample)")
+        census_path, doc, score, vs, design, k = args.census, args.doc, args.score, args.vs, None, args.k
+        level = 0.95 if args.level is None else args.level
+        sim = None
+    reps = args.reps if args.reps is not None else (sim.reps if sim else 2000)
+    seed = args.seed if args.seed is not None else (sim.seed if sim else 1)
+    replicates = args.replicates if args.replicates is not None else (sim.replicates if sim else 999)
+    if args.vs is not None or (args.params is None and vs is not None):
+        if design is not None:
+            raise ParameterError("the paired simulation draws a simple random sample of documents")
+        pairs = load_pairs(census_path, doc=doc, a=score, b=vs)
+        result = simulate_pairs(pairs, k=k, reps=reps, seed=seed, level=level, replicates=replicates,
+                                progress=progress)
+    else:
+        if design is not None and design["sampling"] == "stratified":
+            census = load_study_census(study)
+            design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
+        else:
+            census = load_chunks(census_path, doc=doc, score=score)
+        result = simulate(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates,
+                          progress=progress)
+    if progress is not None:
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(format_simulation(result))
+    return 0
+
+
+def _progress_bar():
+    def draw(done, total):
+        width = 30
+        filled = int(width * done / max(total, 1))
+        print(f"\rsimulating [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}", end="",
+              file=sys.stderr, flush=True)
+    return draw
+
+
+def format_simulation(result) -> str:
+    d = result.to_dict()
+    lines = [f"perdoc simulate: {d['reps']:,} samples of K = {d['k']} documents, level {d['level']:g}, "
+             f"seed {d['seed']}; census values: micro {d['truth']['micro']:.4f}, macro {d['truth']['macro']:.4f}",
+             f"  {'method':<22} {'coverage':>8} {'MC SE':>7} {'mean width':>10} {'RMSE':>7} {'no interval':>11}"]
+    for name, m in d["methods"].items():
+        f = lambda v, p=3: "—" if v is None else f"{v:.{p}f}"  # noqa: E731
+        tag = "  <- recommended" if name in d["recommended"].values() else ""
+        lines.append(f"  {name:<22} {f(m['coverage']):>8} {f(m['mc_se']):>7} {f(m['mean_width'], 4):>10} "
+                     f"{f(m['rmse'], 4):>7} {f(m['no_interval']):>11}{tag}")
+    for est in ("micro", "macro"):
+        if d["recommendation_notes"].get(est):
+            lines.append(f"{est}: {d['recommendation_notes'][est]}")
+    return "\n".join(lines)
 
 
 def _report(args) -> int:
