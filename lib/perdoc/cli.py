@@ -161,6 +161,8 @@ def _run(argv) -> int:
 
 
 def _estimate(args) -> int:
+    from ._dist import prefetch
+    prefetch()  # overlap the scipy import with reading the data
     from .errors import ParameterError
     from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
     from .io import load_chunks, load_docs, write_table

@@ -89,10 +89,10 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # scores use DuckDB's compensated fsum so the result does not depend on thread scheduling
         exact = src.is_integer(score)
         agg = "sum" if exact else "fsum"
-        checks = ("0 AS n_nan, 0 AS n_inf" if exact else
-                  "count(*) FILTER (WHERE isnan(x)) AS n_nan, count(*) FILTER (WHERE isinf(x)) AS n_inf")
-        # group on the raw id and turn ids into text once per document, not once per row; the
-        # documents are sorted afterwards in numpy
+        # group on the raw id and turn ids into text once per document, not once per row. NaN and
+        # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
+        # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
+        # non-negative terms, so its value does not depend on the order of summation)
         sql = f"""
             SELECT {_doc_expr("g")} AS doc, * EXCLUDE (g)
             FROM (
@@ -103,22 +103,28 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                        count(*) - count(raw) AS n_null,
                        {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
                        {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
-                       {checks},
-                       {"0" if exact else "count(*) FILTER (WHERE x <> 0 AND x <> 1)"} AS n_nonbinary
+                       {"0" if exact else "sum(abs(x * (x - 1)))"} AS dev01
                        {attr_sql}
                 FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
-                GROUP BY g)"""
+                GROUP BY g)
+            ORDER BY doc NULLS LAST"""
         res = src.fetch(sql)
-        res = _sorted_by_doc(res)
+        s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
+        if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
+            res["n_nan"] = res["n_inf"] = np.zeros(1)
+        else:
+            bad = src.fetch(f"""SELECT count(*) FILTER (WHERE isnan(x)) AS n_nan,
+                                       count(*) FILTER (WHERE isinf(x)) AS n_inf
+                                FROM (SELECT {x} AS x FROM {src.relation})""")
+            res["n_nan"], res["n_inf"] = bad["n_nan"], bad["n_inf"]
 
         counts = _plain(res["n"], float)
         docs = _plain(res["doc"], object)
         rows = int(counts.sum())
         if rows == 0:
             raise InputError(f"{src.label} has no data rows")
-        missing_doc = np.array([v is None for v in docs])
-        if missing_doc.any():
-            k = int(counts[missing_doc].sum())
+        if docs.size and docs[-1] is None:  # sorted NULLS LAST: only the last can be missing
+            k = int(counts[-1])
             raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
                              "every row needs a document id")
         problems = []
@@ -136,10 +142,10 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             raise InputError(f"column '{score}' in {src.label}: " + ", ".join(problems)
                              + "; every score must be a finite number or a boolean (true = 1)")
         info = src.info(rows)
-        if exact:  # integers: sum x^2 == sum x in every document iff every x is 0 or 1
-            info["binary"] = bool(np.array_equal(_plain(res["q"], float), _plain(res["s"], float)))
+        if exact:  # integers: x^2 >= x with equality only at 0 and 1, so sum x^2 == sum x says it all
+            info["binary"] = bool(np.array_equal(q_all, s_all))
         else:
-            info["binary"] = int(_plain(res["n_nonbinary"], float).sum()) == 0
+            info["binary"] = bool(np.all(_plain(res["dev01"], float) == 0))
         attr_values = {}
         for i, (name, col) in enumerate(attrs.items()):
             nulls = int(_plain(res[f"a_null_{i}"], float).sum())
@@ -468,15 +474,6 @@ def _not_found(name: str, columns: list[str], label: str) -> str:
     shown = ", ".join(columns[:25]) + (f", ... ({len(columns) - 25} more)" if len(columns) > 25 else "")
     hint = f"; did you mean '{guess[0]}'?" if guess else ""
     return f"column '{name}' not found in {label}{hint} (columns: {shown or 'none'})"
-
-
-def _sorted_by_doc(res: dict) -> dict:
-    """Reorder fetched per-document columns by document id (text order; missing ids last)."""
-    docs = _plain(res["doc"], object)
-    key = np.array(["" if d is None else d for d in docs], dtype=object)
-    missing = np.array([d is None for d in docs])
-    order = np.lexsort((key.astype(str), missing)) if docs.size else np.arange(0)
-    return {k: v[order] for k, v in res.items()}
 
 
 def _doc_expr(col: str) -> str:

@@ -171,7 +171,8 @@ def _missing_ids(doc: np.ndarray) -> int:
     if doc.dtype.kind == "f":
         return int(np.isnan(doc).sum())
     if doc.dtype.kind == "O":
-        return int(sum(1 for v in doc if v is None or (isinstance(v, float) and v != v)))
+        return int(np.count_nonzero(doc == None)) + int(sum(  # noqa: E711 (elementwise)
+            1 for v in doc if isinstance(v, float) and v != v))
     return 0
 
 
