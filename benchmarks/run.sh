@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Run every perdoc benchmark, write benchmarks/results.json, refresh the tables in
+# benchmarks/README.md and print a summary. Called by `make bench` with the venv's bin first on
+# PATH; uses the `python` and `perdoc` found on PATH. About 5-6 minutes on 2 cores.
+#
+#   BENCH_RUNS=5      timed runs of each side in benchmark 1 (alternating; at least 3)
+#   BENCH_STRICT=1    exit 1 when a target fails (default: exit 1 only when a benchmark breaks)
+#
+# Other processes on the machine distort the timings: run it on an otherwise idle machine.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+runs="${BENCH_RUNS:-5}"
+if [ "$runs" -lt 3 ]; then runs=3; fi
+status=0
+step() {
+    echo
+    echo "== $*"
+    "$@" || { echo "!! failed: $*"; status=1; }
+}
+
+command -v python >/dev/null || { echo "python not on PATH"; exit 2; }
+command -v perdoc >/dev/null || { echo "perdoc not on PATH (run 'make bench')"; exit 2; }
+echo "load before start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+
+# stale per-benchmark results must not leak into this run's report
+rm -f benchmarks/data/results/*.json
+
+step python benchmarks/gen_data.py
+step python benchmarks/bench_cli.py --runs "$runs"
+step python benchmarks/profile_load.py --variant str
+step python benchmarks/profile_load.py --variant int
+step python benchmarks/bench_cr2.py
+step python benchmarks/bench_bootstrap.py --runs 1
+step python benchmarks/bench_simulate.py --runs 1
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+
+strict=()
+if [ "${BENCH_STRICT:-0}" = "1" ]; then strict=(--strict); fi
+echo
+python benchmarks/report.py "${strict[@]}" || status=1
+exit $status
