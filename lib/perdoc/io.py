@@ -127,20 +127,8 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             k = int(counts[-1])
             raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
                              "every row needs a document id")
-        problems = []
-        for key, what in (("n_null", "a missing score"), ("n_text", "a non-numeric score"),
-                          ("n_nan", "a NaN score"), ("n_inf", "an infinite score")):
-            k = int(_plain(res[key], float).sum())
-            if k:
-                text_k = f"{k} row(s) have {what}"
-                if key == "n_text":
-                    examples = [e for e in _plain(res["ex_text"], object) if e is not None]
-                    if examples:
-                        text_k += f" (e.g. {_short(examples[0])!r})"
-                problems.append(text_k)
-        if problems:
-            raise InputError(f"column '{score}' in {src.label}: " + ", ".join(problems)
-                             + "; every score must be a finite number or a boolean (true = 1)")
+        _check_scores(res, score, src.label, null="n_null", text="n_text", example="ex_text", nan="n_nan",
+                      inf="n_inf")
         info = src.info(rows)
         if exact:  # integers: x^2 >= x with equality only at 0 and 1, so sum x^2 == sum x says it all
             info["binary"] = bool(np.array_equal(q_all, s_all))
@@ -476,6 +464,25 @@ def _not_found(name: str, columns: list[str], label: str) -> str:
     return f"column '{name}' not found in {label}{hint} (columns: {shown or 'none'})"
 
 
+def _check_scores(res: dict, col: str, label: str, *, null: str | None = None, text: str, example: str,
+                  nan: str, inf: str) -> None:
+    """Raise one line counting the bad scores of ``col`` (fetched counts under the given keys)."""
+    problems = []
+    for key, what in ((null, "a missing score"), (text, "a non-numeric score"), (nan, "a NaN score"),
+                      (inf, "an infinite score")):
+        k = 0 if key is None else int(_plain(res[key], float).sum())
+        if k:
+            msg = f"{k} row(s) have {what}"
+            if key == text:
+                examples = [e for e in _plain(res[example], object) if e is not None]
+                if examples:
+                    msg += f" (e.g. {_short(examples[0])!r})"
+            problems.append(msg)
+    if problems:
+        raise InputError(f"column '{col}' in {label}: " + ", ".join(problems)
+                         + "; every score must be a finite number or a boolean (true = 1)")
+
+
 def _doc_expr(col: str) -> str:
     return f"CASE WHEN trim(CAST({col} AS VARCHAR)) = '' THEN NULL ELSE CAST({col} AS VARCHAR) END"
 
@@ -647,19 +654,8 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
             raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
                              "every row needs a document id")
         for tag, col in (("a", a), ("b", b)):
-            problems = []
-            for key, what in (("text", "a non-numeric score"), ("nan", "a NaN score"), ("inf", "an infinite score")):
-                k = int(_plain(res[f"{key}_{tag}"], float).sum())
-                if k:
-                    msg = f"{k} row(s) have {what}"
-                    if key == "text":
-                        ex = [e for e in _plain(res[f"ex_{tag}"], object) if e is not None]
-                        if ex:
-                            msg += f" (e.g. {_short(ex[0])!r})"
-                    problems.append(msg)
-            if problems:
-                raise InputError(f"column '{col}' in {src.label}: " + ", ".join(problems)
-                                 + "; every score must be a finite number or a boolean (true = 1)")
+            _check_scores(res, col, src.label, text=f"text_{tag}", example=f"ex_{tag}", nan=f"nan_{tag}",
+                          inf=f"inf_{tag}")
         n_both = _plain(res["n_both"], float)
         n_a = _plain(res["n_a"], float)
         n_b = _plain(res["n_b"], float)
