@@ -85,10 +85,11 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
             for i, col in enumerate(attrs.values()))
         raw, x, text = src.number(score)
-        # integer and boolean scores sum exactly (and in any order) as doubles below 2^53; other
-        # scores use DuckDB's compensated fsum so the result does not depend on thread scheduling
+        # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
+        # both fast and deterministic; other scores are summed again with DuckDB's compensated fsum
+        # (below), whose result depends far less on how threads split the rows
         exact = src.is_integer(score)
-        agg = "sum" if exact else "fsum"
+        agg = "sum"
         # group on the raw id and turn ids into text once per document, not once per row. NaN and
         # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
         # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
@@ -117,6 +118,12 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                                        count(*) FILTER (WHERE isinf(x)) AS n_inf
                                 FROM (SELECT {x} AS x FROM {src.relation})""")
             res["n_nan"], res["n_inf"] = bad["n_nan"], bad["n_inf"]
+        if not exact and not np.all(_plain(res["dev01"], float) == 0) and np.all(np.isfinite(s_all)):
+            again = src.fetch(f"""SELECT fsum(x) AS s, fsum(x * x) AS q FROM (
+                                      SELECT {src.ref(doc)} AS g, {x} AS x FROM {src.relation})
+                                  GROUP BY g ORDER BY {_doc_expr("g")} NULLS LAST""")
+            res["s"], res["q"] = again["s"], again["q"]
+            s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
 
         counts = _plain(res["n"], float)
         docs = _plain(res["doc"], object)
