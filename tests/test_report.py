@@ -171,3 +171,13 @@ def test_design_reports_show_their_design(built):
     t = json.loads((built[0] / "two_stage" / "summary.json").read_text())
     assert t["design"]["sampling"] == "two_stage" and t["micro"]["design"]["ci"] is not None
     assert "second stage: chunks within documents" in html_of(built, "two_stage")
+
+
+def test_relative_out_dir_with_simulation(tmp_path, monkeypatch, capsys):
+    # the notebook kernel runs in notebooks/: every path handed to it must be absolute
+    monkeypatch.chdir(tmp_path)
+    params = ROOT / "tests" / "fixtures" / "tiny" / "tiny_census.yaml"
+    assert main(["report", str(params), "--out", "out"]) == 0, capsys.readouterr().err
+    s = json.loads((tmp_path / "out" / "tiny_census" / "summary.json").read_text())
+    assert s["simulation"]["k"] == 3 and s["simulation"]["reps"] == 20
+    assert "Which interval holds its level here" in (tmp_path / "out" / "tiny_census" / "report.html").read_text()

@@ -271,7 +271,7 @@ class _cache_dir:
     """Set PERDOC_CACHE_DIR for the duration of a build (the kernel inherits it)."""
 
     def __init__(self, folder):
-        self.folder = Path(folder) / "cache"
+        self.folder = Path(folder).resolve() / "cache"  # absolute: the kernel runs in notebooks/
 
     def __enter__(self):
         self.folder.mkdir(exist_ok=True)
