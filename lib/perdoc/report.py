@@ -338,7 +338,7 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
     try:
         pm.execute_notebook(str(src), str(out), parameters={"params_file": str(params_file)},
                             kernel_name="python3", cwd=str(notebook_dir()), progress_bar=False,
-                            log_output=False)
+                            log_output=False, extra_arguments=["--IPKernelApp.log_level=ERROR"])
     except pm.PapermillExecutionError as err:
         raise ReportError(f"{params_file.name}: notebook cell {err.exec_count} failed: "
                           f"{err.ename}: {str(err.evalue).splitlines()[0] if err.evalue else ''}") from None
