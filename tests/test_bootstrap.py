@@ -97,3 +97,10 @@ def test_bootstrap_t_interval_formula():
     assert iv.ci.low == pytest.approx(R - hi * se) and iv.ci.high == pytest.approx(R - lo * se)
     p = e.interval("macro", "percentile")
     assert p.ci.low == pytest.approx(np.quantile(dr.macro, 0.025))
+
+
+def test_two_documents_give_no_bootstrap_t_interval():
+    # with K = 2 every usable replicate draws both documents once: t* is always 0
+    d = estimate(DocTable.from_arrays(n=[4, 9], s=[1, 7]), replicates=199).to_dict()
+    for est in ("micro", "macro"):
+        assert d[est]["bootstrap_t"]["ci"] is None and "no spread" in d[est]["bootstrap_t"]["reason"]

@@ -133,3 +133,18 @@ def test_cli_compare_bad_input(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and "1 row(s) have a score for 'a' but not for 'b'" in err
     assert err.count("\n") == 1
+
+
+def test_difference_is_never_treated_as_a_binary_metric():
+    doc = np.repeat(list("abcde"), 4)
+    b = np.random.default_rng(0).integers(0, 2, 20).astype(float)
+    a = b.copy()
+    a[[0, 5, 9]] = 1
+    d = compare(PairTable.from_rows(doc, a, b), replicates=0).to_dict()["difference"]["micro"]
+    assert d["korn_graubard"]["ci"] is None and "binary" in d["korn_graubard"]["reason"]
+
+
+def test_population_smaller_than_documents_refused(df):
+    pairs = perdoc.load_pairs(df, doc="doc", a="a", b="b")
+    with pytest.raises(perdoc.ParameterError, match=r"population size M = 10 is below .* K = 15"):
+        compare(pairs, population_size=10, replicates=0)

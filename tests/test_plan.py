@@ -59,3 +59,18 @@ def test_strata_planner_on_the_example_census():
     assert ney.sd <= p.sd + 1e-12 and sum(v["k_h"] for v in ney.strata.values()) == 20
     searched = plan_strata(census, k=20, allocation="equal")
     assert searched.sd <= p.sd + 1e-12 and searched.searched
+
+
+def test_allocation_sums_to_k_within_bounds():
+    from perdoc.plan import _allocate
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        H = int(rng.integers(1, 5))
+        M = {f"h{j}": int(rng.integers(2, 40)) for j in range(H)}
+        S = {h: float(rng.random() * 10) for h in M}
+        k = int(rng.integers(2 * H, sum(M.values()) + 1))
+        for how in ("equal", "proportional", "neyman"):
+            alloc = _allocate(M, S, k, how)
+            assert sum(alloc.values()) == k
+            assert all(2 <= alloc[h] <= M[h] for h in M)
+    assert _allocate({"large": 9, "small": 16}, {"large": 1.0, "small": 10.0}, 17, "neyman") == {"large": 2, "small": 15}

@@ -101,8 +101,9 @@ class PairTable:
         """The paired difference table: ``n_d``, ``D_d = s_Ad - s_Bd``, ``q_d = sum (a - b)^2``."""
         if not self.paired:
             raise ParameterError("the difference table exists for paired data only")
+        # a difference of scores is never a 0/1 metric, even when every row's difference is 0 or 1
         return DocTable.from_arrays(n=self.n_a, s=self.s_a - self.s_b, q=self.q_d, doc=self.doc,
-                                    source=self.source, exclusions=self.exclusions)
+                                    source={**self.source, "binary": False}, exclusions=self.exclusions)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,10 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
     if not isinstance(pairs, PairTable):
         raise ParameterError("pairs must be a perdoc PairTable (use perdoc.load_pairs)")
     ta, tb = pairs.system("a"), pairs.system("b")
+    if population_size is not None and not isinstance(population_size, bool) and \
+            isinstance(population_size, (int, float)) and population_size < pairs.K:
+        raise ParameterError(f"population size M = {population_size:g} is below the number of sampled "
+                             f"documents K = {pairs.K}; M must be at least K")
     level, population_size, replicates, seed = _validate(ta, level, population_size, replicates, seed)
     fpc = 1.0 if population_size is None else 1.0 - pairs.K / population_size
     kw = dict(level=level, population_size=population_size, replicates=replicates, seed=seed)

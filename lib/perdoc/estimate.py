@@ -203,14 +203,17 @@ class _Ctx:
         extra = {"replicates": draws.replicates, "degenerate_fraction": draws.degenerate_fraction}
         reason = self._degenerate(se)
         ci = None
-        if reason is None and not ok.any():
+        if self.census:
+            ci = ConfidenceInterval(est, est)
+        elif reason is None and not ok.any():
             reason = "every bootstrap replicate is degenerate (all drawn documents share one rate)"
-        if reason is None:
-            if self.census:
-                ci = ConfidenceInterval(est, est)
+        elif reason is None:
+            tstar = (theta[ok] - est) / se_star[ok]
+            lo, hi = np.quantile(tstar, [self.alpha / 2.0, 1.0 - self.alpha / 2.0])
+            if not hi > lo:
+                reason = ("the studentised bootstrap distribution has no spread (with so few documents every "
+                          "usable replicate gives the same t): no interval")
             else:
-                tstar = (theta[ok] - est) / se_star[ok]
-                lo, hi = np.quantile(tstar, [self.alpha / 2.0, 1.0 - self.alpha / 2.0])
                 ci = ConfidenceInterval(est - hi * se, est - lo * se)
         return Interval(estimand=estimand, method="bootstrap_t", label=label, estimate=est,
                         level=self.level, se=se, ci=ci, reason=reason, role="alternative",

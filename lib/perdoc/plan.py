@@ -140,7 +140,13 @@ class StrataPlan:
 
 
 def _allocate(M: dict, S: dict, k: int, allocation: str) -> dict:
-    names = list(M)
+    """Integer allocation of k documents to strata: at least 2 and at most M_h in each, summing to k.
+
+    Shares: equal, proportional to M_h, or Neyman (M_h S_h). Units are handed out one at a time to
+    the stratum furthest below its share of what the strata not yet censused should hold, so a
+    stratum whose share exceeds its size is censused and the rest is reallocated among the others.
+    """
+    names = sorted(M)
     if allocation == "equal":
         share = {h: 1.0 for h in names}
     elif allocation == "proportional":
@@ -149,46 +155,21 @@ def _allocate(M: dict, S: dict, k: int, allocation: str) -> dict:
         share = {h: float(M[h]) * max(S[h], 1e-300) for h in names}
     else:
         raise ParameterError(f"allocation must be equal, proportional or neyman (got {allocation!r})")
+    small = [h for h in names if M[h] < 2]
+    if small:
+        raise ParameterError(f"stratum {small[0]!r} has {M[small[0]]} document(s); every stratum needs at least 2")
     if k < 2 * len(names):
         raise ParameterError(f"k = {k} is too small: every stratum needs at least 2 documents")
     if k > sum(M.values()):
         raise ParameterError(f"k = {k} exceeds the {sum(M.values())} documents of the population")
-    alloc = {h: 0 for h in names}
-    fixed: dict = {}
-    remaining = k
-    free = list(names)
-    while True:  # census any stratum whose share exceeds its size, then reallocate the rest
-        tot = sum(share[h] for h in free)
-        raw = {h: remaining * share[h] / tot if tot > 0 else remaining / len(free) for h in free}
-        over = [h for h in free if raw[h] >= M[h]]
-        if not over:
-            break
-        for h in over:
-            fixed[h] = M[h]
-            remaining -= M[h]
-            free.remove(h)
-        if not free:
-            break
-    for h, v in fixed.items():
-        alloc[h] = v
-    if free:
-        base = {h: max(2, min(M[h], int(math.floor(raw[h])))) for h in free}
-        left = remaining - sum(base.values())
-        order = sorted(free, key=lambda h: (raw[h] - math.floor(raw[h]), h), reverse=True)
-        i = 0
-        while left > 0 and any(base[h] < M[h] for h in free):
-            h = order[i % len(order)]
-            if base[h] < M[h]:
-                base[h] += 1
-                left -= 1
-            i += 1
-        while left < 0:
-            h = max((h for h in free if base[h] > 2), key=lambda h: base[h] - raw[h], default=None)
-            if h is None:
-                break
-            base[h] -= 1
-            left += 1
-        alloc.update(base)
+    alloc = {h: 2 for h in names}
+    while sum(alloc.values()) < k:
+        free = [h for h in names if alloc[h] < M[h]]
+        held = k - sum(alloc[h] for h in names if h not in free)
+        total = sum(share[h] for h in free)
+        gap = {h: held * share[h] / total - alloc[h] for h in free}
+        best = max(free, key=lambda h: (gap[h], h))
+        alloc[best] += 1
     return alloc
 
 

@@ -647,7 +647,7 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods):
             with np.errstate(invalid="ignore", divide="ignore"):
                 tstar = np.where(bt["degenerate"], np.nan, (theta - e[:, None]) / se_star)
             qlo, qhi = _quantile_pair(tstar, probs)
-            ok = notflat & (se > 0) & np.isfinite(se) & ~np.isnan(qlo)
+            ok = notflat & (se > 0) & np.isfinite(se) & ~np.isnan(qlo) & (qhi > qlo)  # no spread: no interval
             put(f"{estimand}.bootstrap_t", e, (np.where(ok, e - qhi * se, np.nan), np.where(ok, e - qlo * se, np.nan)))
             plo, phi = _quantile_pair(theta, probs)
             put(f"{estimand}.percentile", e, (np.where(notflat, e + fpc * (plo - e), np.nan),
