@@ -483,3 +483,22 @@ def test_glob_characters_in_file_name_are_literal(tmp_path):
     table = load_chunks(tmp_path / "run*1.jsonl", "doc_id", "score")
     assert table.source["rows"] == 3
     assert table.source["path"] == str(tmp_path / "run*1.jsonl")
+
+
+def test_parquet_unit_interval_scores_binary_detection(tmp_path):
+    """Parquet statistics say the scores lie in [0, 1]: sums alone then tell a 0/1 metric."""
+    import numpy as np
+    import pandas as pd
+    from perdoc import load_chunks
+    rng = np.random.default_rng(5)
+    doc = np.repeat([f"d{i}" for i in range(30)], 7)
+    hits = pd.DataFrame({"doc": doc, "y": rng.integers(0, 2, doc.size).astype(float)})
+    cont = pd.DataFrame({"doc": doc, "y": rng.random(doc.size)})
+    for name, df, binary in (("hits", hits, True), ("cont", cont, False)):
+        path = tmp_path / f"{name}.parquet"
+        df.to_parquet(path, row_group_size=50)
+        t = load_chunks(path, doc="doc", score="y")
+        g = df.groupby("doc").y
+        assert t.binary is binary, name
+        np.testing.assert_allclose(t.s, g.sum().to_numpy(), rtol=1e-13)
+        np.testing.assert_allclose(t.q, (df.y ** 2).groupby(df.doc).sum().to_numpy(), rtol=1e-13)

@@ -89,6 +89,9 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # both fast and deterministic; other scores are summed again with DuckDB's compensated fsum
         # (below), whose result depends far less on how threads split the rows
         exact = src.is_integer(score)
+        # scores known to lie in [0, 1] (Parquet statistics) need no extra aggregate to tell a 0/1
+        # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides
+        unit = exact or src.within_unit_interval(score)
         agg = "sum"
         # group on the raw id and turn ids into text once per document, not once per row. NaN and
         # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
@@ -104,7 +107,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                        count(*) - count(raw) AS n_null,
                        {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
                        {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
-                       {"0" if exact else "sum(abs(x * (x - 1)))"} AS dev01
+                       {"0" if unit else "sum(abs(x * (x - 1)))"} AS dev01
                        {attr_sql}
                 FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
                 GROUP BY g)
@@ -118,7 +121,9 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                                        count(*) FILTER (WHERE isinf(x)) AS n_inf
                                 FROM (SELECT {x} AS x FROM {src.relation})""")
             res["n_nan"], res["n_inf"] = bad["n_nan"], bad["n_inf"]
-        if not exact and not np.all(_plain(res["dev01"], float) == 0) and np.all(np.isfinite(s_all)):
+        binary = (bool(np.array_equal(q_all, s_all)) if unit
+                  else bool(np.all(_plain(res["dev01"], float) == 0)))
+        if not exact and not binary and np.all(np.isfinite(s_all)):
             again = src.fetch(f"""SELECT fsum(x) AS s, fsum(x * x) AS q FROM (
                                       SELECT {src.ref(doc)} AS g, {x} AS x FROM {src.relation})
                                   GROUP BY g ORDER BY {_doc_expr("g")} NULLS LAST""")
@@ -137,10 +142,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         _check_scores(res, score, src.label, null="n_null", text="n_text", example="ex_text", nan="n_nan",
                       inf="n_inf")
         info = src.info(rows)
-        if exact:  # integers: x^2 >= x with equality only at 0 and 1, so sum x^2 == sum x says it all
-            info["binary"] = bool(np.array_equal(q_all, s_all))
-        else:
-            info["binary"] = bool(np.all(_plain(res["dev01"], float) == 0))
+        info["binary"] = binary
         attr_values = {}
         for i, (name, col) in enumerate(attrs.items()):
             nulls = int(_plain(res[f"a_null_{i}"], float).sum())
@@ -262,6 +264,7 @@ class _Source:
     refs: dict[str, str] = field(default_factory=dict)  # user column name -> SQL expression
     nbytes: int | None = None
     json_read: tuple | None = None  # (sql path literal, json format) when the relation is built lazily
+    parquet_lit: str | None = None  # sql path literal of a Parquet file (its footer has column statistics)
 
     def require(self, *names: str) -> None:
         for name in names:
@@ -294,6 +297,21 @@ class _Source:
         typ = self.types[name].upper()
         return typ == "BOOLEAN" or typ.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
                                                       "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"))
+
+    def within_unit_interval(self, name: str) -> bool:
+        """Whether the file's own statistics (a Parquet footer) show every value of ``name`` in
+        [0, 1]; reading them costs milliseconds and no pass over the data."""
+        if self.parquet_lit is None:
+            return False
+        try:
+            row = self.con.execute(
+                f"SELECT min(TRY_CAST(stats_min_value AS DOUBLE)), max(TRY_CAST(stats_max_value AS DOUBLE)), "
+                f"count(*), count(TRY_CAST(stats_min_value AS DOUBLE)), count(TRY_CAST(stats_max_value AS DOUBLE)) "
+                f"FROM parquet_metadata({self.parquet_lit}) WHERE path_in_schema = ?", [name]).fetchone()
+        except duckdb.Error:
+            return False
+        lo, hi, groups, with_min, with_max = row
+        return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
 
     def fetch(self, sql: str) -> dict:
         try:
@@ -364,7 +382,7 @@ def _file_source(con, source, fmt, tmp: str) -> _Source:
     if kind == "parquet":
         relation = f"read_parquet({lit})"
         src = _Source(con=con, label=path, path=path, fmt=kind, relation=relation, columns=[], types={},
-                      nbytes=nbytes)
+                      nbytes=nbytes, parquet_lit=lit)
         src.types = _describe(con, relation, src)
         src.columns = list(src.types)
         return src
