@@ -18,12 +18,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from golden import close, rel, walk
+
 ORACLE = Path(__file__).resolve().parent / "oracle"
 GOLDEN_PATH = ORACLE / "golden.json"
 CASES_PATH = ORACLE / "cases.json"
 
-RTOL = 1e-8
-ATOL_AT_ZERO = 1e-12
 
 # Keys every case must have in golden.json (cr2_ik only for N <= 2000, checked separately).
 CONTRACT_KEYS = [
@@ -68,26 +68,8 @@ def _perdoc_result(case: str) -> dict:
     return res.to_dict()
 
 
-def _walk(d, dotted: str):
-    cur = d
-    for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise KeyError(part)
-        cur = cur[part]
-    return cur
 
 
-def _close(got, want) -> bool:
-    if want is None:  # R produced a non-finite value: perdoc must report no value
-        return got is None or (isinstance(got, float) and math.isnan(got))
-    if got is None or isinstance(got, (bool, str)):
-        return False
-    got = float(got)
-    if not math.isfinite(got):
-        return False
-    if want == 0:
-        return abs(got) <= ATOL_AT_ZERO
-    return abs(got - want) <= RTOL * abs(want)
 
 
 @pytest.mark.skipif(not GOLDEN, reason="tests/oracle/golden.json missing: run tests/oracle/run.sh")
@@ -96,7 +78,7 @@ def test_matches_r(case, key):
     want = GOLDEN[case][key]
     result = _perdoc_result(case)
     try:
-        got = _walk(result, key)
+        got = walk(result, key)
     except KeyError as e:
         pytest.fail(f"{case}: key {key!r} missing from perdoc's to_dict() (at {e.args[0]!r})")
     if isinstance(want, list):
@@ -104,11 +86,9 @@ def test_matches_r(case, key):
         got = list(got)
         assert len(got) == len(want), f"{case}: {key} has {len(got)} elements, R gives {len(want)}"
         for i, (g, w) in enumerate(zip(got, want)):
-            rel = abs(g - w) / abs(w) if (g is not None and w) else float("nan")
-            assert _close(g, w), f"{case}: {key}[{i}] perdoc {g!r} vs R {w!r} (rel diff {rel:.3g})"
+            assert close(g, w), f"{case}: {key}[{i}] perdoc {g!r} vs R {w!r} (rel diff {rel(g, w):.3g})"
     else:
-        rel = abs(got - want) / abs(want) if isinstance(got, (int, float)) and want else float("nan")
-        assert _close(got, want), f"{case}: {key} perdoc {got!r} vs R {want!r} (rel diff {rel:.3g})"
+        assert close(got, want), f"{case}: {key} perdoc {got!r} vs R {want!r} (rel diff {rel(got, want):.3g})"
 
 
 def test_make_data_is_deterministic(tmp_path):

@@ -39,12 +39,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from golden import close, rel, walk
+
 ORACLE = Path(__file__).resolve().parent / "oracle"
 GOLDEN_PATH = ORACLE / "golden2.json"
 CASES_PATH = ORACLE / "cases2.json"
 
-RTOL = 1e-8
-ATOL_AT_ZERO = 1e-12
 STRICT = os.environ.get("PERDOC_ORACLE2_STRICT", "1") == "1"  # the library has landed: missing = failure
 WILD_B, WILD_SEED = 9999, 1
 
@@ -206,35 +206,10 @@ def _perdoc_result(case: str) -> dict:
             "ciprop": _run_ciprop}[kind](spec)
 
 
-def _walk(d, dotted: str):
-    cur = d
-    for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise KeyError(part)
-        cur = cur[part]
-    return cur
 
 
-def _close(got, want) -> bool:
-    if isinstance(want, bool):
-        return got is want or (isinstance(got, (bool, np.bool_)) and bool(got) == want)
-    if want is None:  # R produced a non-finite value: perdoc must report no value
-        return got is None or (isinstance(got, float) and math.isnan(got))
-    if got is None or isinstance(got, (bool, str)):
-        return False
-    got = float(got)
-    if not math.isfinite(got):
-        return False
-    if want == 0:
-        return abs(got) <= ATOL_AT_ZERO
-    return abs(got - want) <= RTOL * abs(want)
 
 
-def _rel(got, want):
-    try:
-        return abs(float(got) - want) / abs(want) if want else float("nan")
-    except (TypeError, ValueError):
-        return float("nan")
 
 
 @pytest.mark.skipif(not GOLDEN, reason="tests/oracle/golden2.json missing: run tests/oracle/run.sh")
@@ -247,7 +222,7 @@ def test_matches_r(case, key):
     except _NotYet as e:
         _not_yet(f"{case} ({kind}): {e}")
     try:
-        got = _walk(result, key)
+        got = walk(result, key)
     except KeyError as e:
         if kind == "ciprop":  # perdoc.estimate exists; the bounded intervals are the new part
             _not_yet(f"{case}: perdoc.estimate(...).to_dict() has no {key!r} yet (at {e.args[0]!r})")
@@ -257,9 +232,9 @@ def test_matches_r(case, key):
         got = list(got)
         assert len(got) == len(want), f"{case}: {key} has {len(got)} elements, R gives {len(want)}"
         for i, (g, w) in enumerate(zip(got, want)):
-            assert _close(g, w), f"{case}: {key}[{i}] perdoc {g!r} vs R {w!r} (rel diff {_rel(g, w):.3g})"
+            assert close(g, w), f"{case}: {key}[{i}] perdoc {g!r} vs R {w!r} (rel diff {rel(g, w):.3g})"
     else:
-        assert _close(got, want), f"{case}: {key} perdoc {got!r} vs R {want!r} (rel diff {_rel(got, want):.3g})"
+        assert close(got, want), f"{case}: {key} perdoc {got!r} vs R {want!r} (rel diff {rel(got, want):.3g})"
 
 
 # ------------------------------------------------------------------------------ the oracle itself
@@ -310,6 +285,6 @@ def test_one_stratum_equals_simple_design_golden():
     for c, spec in CASES.items():
         if spec.get("same_as"):
             g1, g2 = golden1[spec["same_as"]], GOLDEN[c]
-            assert _close(g2["micro.design.se"], g1["micro.cr1.se"])
-            assert _close(g2["micro.estimate"], g1["micro.estimate"])
-            assert _close(g2["macro.design.se"], g1["macro.t.se"])
+            assert close(g2["micro.design.se"], g1["micro.cr1.se"])
+            assert close(g2["micro.estimate"], g1["micro.estimate"])
+            assert close(g2["macro.design.se"], g1["macro.t.se"])
