@@ -45,6 +45,11 @@ class DocTable:
     source: dict = field(default_factory=dict)
     exclusions: tuple[Exclusion, ...] = ()
     attrs: dict = field(default_factory=dict)  # document-level columns, e.g. stratum, chunks_in_doc
+    #: A power of two the stored sums carry: ``s`` holds ``scale * sum(score)`` and ``q`` holds
+    #: ``scale**2 * sum(score**2)``. It is 1 except for scores so large (or so small) that their
+    #: squares leave the double range; the loader then stores rescaled sums, and the estimators
+    #: divide the scale back out (exactly, being a power of two).
+    scale: float = 1.0
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -163,7 +168,8 @@ class DocTable:
         return DocTable(doc=self.doc[index], n=self.n[index], s=self.s[index],
                         q=None if self.q is None else self.q[index],
                         q_assumed_binary=self.q_assumed_binary, source=self.source,
-                        exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()})
+                        exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()},
+                        scale=self.scale)
 
 
 def _missing_ids(doc: np.ndarray) -> int:
