@@ -19,7 +19,10 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["DocTable", "Exclusion"]
+__all__ = ["DocTable", "Exclusion", "MAX_COUNT"]
+
+#: The largest count (and total count N) a table may hold: 2**53, above which doubles skip integers.
+MAX_COUNT = 2 ** 53
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,16 @@ class DocTable:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_arrays(cls, n, s, q=None, doc=None, *, source: dict | None = None,
-                    exclusions: tuple[Exclusion, ...] = (), attrs: dict | None = None) -> "DocTable":
-        """Validate per-document arrays and build the table (rows kept in the given order)."""
+                    exclusions: tuple[Exclusion, ...] = (), attrs: dict | None = None,
+                    scale: float = 1.0, assume_binary: bool = True) -> "DocTable":
+        """Validate per-document arrays and build the table (rows kept in the given order).
+
+        ``scale`` is the power of two ``s`` and ``q`` already carry (see :attr:`scale`). Counts must
+        be whole numbers no larger than 2**53, as must their total N. Without ``q``, a table whose
+        sums all lie in [0, n] is taken as a 0/1 metric (``q = s``) unless ``assume_binary=False``
+        (the metric is known not to be 0/1) or the sums are rescaled.
+        """
+        scale = _check_scale(scale)
         n = _as_float_array(n, "n")
         s = _as_float_array(s, "s")
         if n.shape != s.shape:
@@ -77,6 +88,17 @@ class DocTable:
         if (n <= 0).any():
             bad = int((n <= 0).sum())
             raise InputError(f"column n: {bad} document(s) have n <= 0; every document needs at least one measurement")
+        frac = n != np.round(n)
+        if frac.any():
+            raise InputError(f"column n: {int(frac.sum())} document(s) have a non-integer count (e.g. {n[frac][0]:g}); "
+                             "n must be the whole number of chunks or queries")
+        huge = n > MAX_COUNT
+        if huge.any():
+            raise InputError(f"column n: {int(huge.sum())} document(s) have a count above 2**53 = {MAX_COUNT:d} "
+                             f"(e.g. {n[huge][0]:g}); counts must be whole numbers no larger than that")
+        if n.sum() > MAX_COUNT:
+            raise InputError(f"column n: the counts add up to N = {n.sum():g}, more than 2**53 = {MAX_COUNT:d}; "
+                             "the total number of measurements must stay below that")
         if not np.isfinite(s).all():
             bad = int((~np.isfinite(s)).sum())
             raise InputError(f"column s: {bad} document(s) have a NaN or infinite score sum")
@@ -89,7 +111,7 @@ class DocTable:
             raise InputError(f"the data have {K} document; need at least 2 documents to estimate a variance")
         q_assumed = False
         if q is None:
-            if np.all((s >= 0) & (s <= n)):
+            if assume_binary and scale == 1.0 and np.all((s >= 0) & (s <= n)):
                 q = s.copy()
                 q_assumed = True
         else:
@@ -98,9 +120,17 @@ class DocTable:
                 raise InputError(f"column q must have one value per document (got {q.size} for {K})")
             if not np.isfinite(q).all():
                 raise InputError("column q: sums of squared scores must be finite")
-            # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding
-            slack = 1e-9 * np.maximum(np.abs(q), s * s / n) + 1e-12
-            if (q < s * s / n - slack).any():
+            # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding; where s^2 overflows, the
+            # same test on square roots (sqrt(q) >= |s| / sqrt(n)), which cannot
+            with np.errstate(over="ignore", invalid="ignore"):
+                bound = s * s / n
+                slack = 1e-9 * np.maximum(np.abs(q), bound) + 1e-12
+                short = q < bound - slack
+                wide = ~np.isfinite(bound)
+                if wide.any():
+                    short[wide] = (np.sqrt(np.maximum(q[wide], 0.0)) * (1 + 1e-9)
+                                   < np.abs(s[wide]) / np.sqrt(n[wide]))
+            if short.any():
                 raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
                                  "q must be the sum of the squared scores")
         attrs = {k: np.asarray(v) for k, v in (attrs or {}).items()}
@@ -108,7 +138,7 @@ class DocTable:
             if v.shape != n.shape:
                 raise InputError(f"document attribute {k!r} must have one value per document")
         return cls(doc=doc, n=n, s=s, q=q, q_assumed_binary=q_assumed,
-                   source=dict(source or {}), exclusions=tuple(exclusions), attrs=attrs)
+                   source=dict(source or {}), exclusions=tuple(exclusions), attrs=attrs, scale=scale)
 
     # ------------------------------------------------------------------ derived values
     @property
@@ -123,8 +153,10 @@ class DocTable:
 
     @property
     def rate(self) -> np.ndarray:
-        """Per-document rates r_d = s_d / n_d."""
-        return self.s / self.n
+        """Per-document rates r_d = s_d / n_d (true values: the :attr:`scale` divided out)."""
+        if self.scale == 1.0:
+            return self.s / self.n
+        return self.s / self.scale / self.n
 
     @property
     def binary(self) -> bool:
@@ -147,20 +179,32 @@ class DocTable:
         return tuple(out)
 
     def to_frame(self):
-        """The table as a pandas DataFrame with columns doc, n, s, q, rate."""
+        """The table as a pandas DataFrame with columns doc, n, s, q, rate and the attributes.
+
+        Values are true sums: ``s / scale`` and ``q / scale**2`` (see :attr:`scale`). For scores
+        near the top of the double range the true ``q`` overflows to ``inf`` (and for scores near its
+        bottom it may underflow to 0); it is given as it comes out.
+        """
         import pandas as pd
-        df = pd.DataFrame({"doc": self.doc, "n": self.n, "s": self.s})
-        if self.q is not None:
-            df["q"] = self.q
+        if self.scale == 1.0:
+            s, q = self.s, self.q
+        else:
+            with np.errstate(over="ignore", under="ignore"):
+                s = self.s / self.scale
+                q = None if self.q is None else self.q / self.scale / self.scale
+        df = pd.DataFrame({"doc": self.doc, "n": self.n, "s": s})
+        if q is not None:
+            df["q"] = q
         df["rate"] = self.rate
         for k, v in self.attrs.items():
             df[k] = v
         return df
 
-    def write(self, path) -> None:
-        """Write the table for audit: ``.csv`` or ``.parquet`` by the file's extension."""
-        from .io import write_table
-        write_table(self, path)
+    def write(self, path, *, doc_name: str = "doc") -> None:
+        """Write the table for audit: ``.csv`` or ``.parquet`` by the file's extension (see
+        :func:`perdoc.export.write_table`: true values, formula-like text cells neutralised in CSV)."""
+        from .export import write_table
+        write_table(self, path, doc_name=doc_name)
 
     def take(self, index) -> "DocTable":
         """A new table with the documents at ``index`` (used by resampling and subsetting)."""
@@ -170,6 +214,16 @@ class DocTable:
                         q_assumed_binary=self.q_assumed_binary, source=self.source,
                         exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()},
                         scale=self.scale)
+
+
+def _check_scale(scale) -> float:
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        raise InputError(f"scale must be a power of two, got {scale!r}") from None
+    if not (np.isfinite(scale) and scale > 0 and np.frexp(scale)[0] == 0.5):
+        raise InputError(f"scale must be a positive power of two, got {scale!r}")
+    return scale
 
 
 def _missing_ids(doc: np.ndarray) -> int:
