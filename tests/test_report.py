@@ -110,6 +110,7 @@ def test_failing_dataset_leaves_error_page_and_others_still_build(tmp_path, caps
     out = tmp_path / "out"
     (out / "broken").mkdir(parents=True)
     (out / "broken" / "report.html").write_text("an old complete report")
+    (out / "broken" / "summary.json").write_text('{"versions": {"perdoc": "0"}}')  # perdoc wrote it
     code = main(["report", str(bad), str(TINY), "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2

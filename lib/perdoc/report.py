@@ -77,39 +77,62 @@ def notebook_dir() -> Path:
 
 
 def analyse(params_file) -> Analysis:
-    """Validate the params, load the data and compute every estimate (cached per file state)."""
+    """Validate the params, load the data and compute every estimate (cached per file state).
+
+    Inside a report build the notebook kernel gets the analysis the build computed from its one
+    snapshot of the inputs (see :func:`build_report`), so every number and hash in a report folder
+    comes from a single reading of the data, even if a file changes while the report renders.
+    """
     path = Path(params_file).resolve()
+    frozen = _frozen_analysis(path)
+    if frozen is not None:
+        return frozen
     study = load_params(path)
-    stamp = (_mtime(path), _mtime(study.data.path))
+    stamp = (_mtime(path), _mtime(study.data.path), _mtime(study.census) if study.census else None)
     return _analyse_cached(str(path), stamp)
 
 
 @lru_cache(maxsize=8)
 def _analyse_cached(path: str, stamp) -> Analysis:
+    study = load_params(path)
+    return _compute_analysis(study, path)
+
+
+def _compute_analysis(study: Study, params_path: str, shown: dict | None = None) -> Analysis:
+    """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
+    it is a copy of, with its size and SHA-256, so the report names the user's file."""
     from .study import (estimate_study, load_study_census, load_study_pairs, load_study_table,
                         simulate_study, strata_experiment)
-    study = load_params(path)
+    shown = shown or {}
     d = study.data
-    table = load_study_table(study)
-    est = estimate_study(study, table)
-    comparison = None
-    pairs = load_study_pairs(study)
-    if pairs is not None:
-        from .compare import compare
-        iv = study.intervals
-        comparison = compare(pairs, level=iv.level, population_size=est.population_size
-                             if study.design.sampling in ("srs", "census") else None,
-                             replicates=iv.replicates, seed=iv.seed)
-    census = load_study_census(study)
-    simulation = pair_simulation = strata = None
-    if census is not None:
-        key = _cache_key(path, study, census)
-        simulation, pair_simulation = _cached(f"simulation-{key}", lambda: simulate_study(study, table, census))
-        strata = _cached(f"strata-{key}", lambda: strata_experiment(study, census))
+    with _user_paths(shown):
+        table = load_study_table(study)
+        est = estimate_study(study, table)
+        comparison = None
+        pairs = load_study_pairs(study)
+        if pairs is not None:
+            from .compare import compare
+            iv = study.intervals
+            comparison = compare(pairs, level=iv.level, population_size=est.population_size
+                                 if study.design.sampling in ("srs", "census") else None,
+                                 replicates=iv.replicates, seed=iv.seed)
+        census = load_study_census(study)
+        simulation = pair_simulation = strata = None
+        if census is not None:
+            key = _cache_key(params_path, study, census)
+            simulation, pair_simulation = _cached(f"simulation-{key}", lambda: simulate_study(study, table, census))
+            strata = _cached(f"strata-{key}", lambda: strata_experiment(study, census))
+
+    def facts(p: Path) -> dict:
+        if str(p) in shown:
+            return dict(shown[str(p)])
+        return {"file": p.name, "bytes": p.stat().st_size, "sha256": _sha256_file(p)}
+
+    data_facts = facts(d.path)
     info = {
-        "file": d.path.name,
-        "bytes": d.path.stat().st_size,
-        "sha256": _sha256_file(d.path),
+        "file": data_facts["file"],
+        "bytes": data_facts["bytes"],
+        "sha256": data_facts["sha256"],
         "format": table.source.get("format"),
         "rows": table.source.get("rows"),
         "aggregated": d.aggregated,
@@ -117,23 +140,57 @@ def _analyse_cached(path: str, stamp) -> Analysis:
                                       ("q", d.q)) if v is not None},
     }
     if census is not None:
-        info["census"] = {"file": study.census.name, "bytes": study.census.stat().st_size,
-                          "sha256": _sha256_file(study.census), "documents": census.K}
+        c = facts(study.census)
+        info["census"] = {"file": c["file"], "bytes": c["bytes"], "sha256": c["sha256"], "documents": census.K}
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata)
 
 
+class _user_paths:
+    """Errors raised while reading a snapshot name the user's file, not the snapshot."""
+
+    def __init__(self, shown: dict):
+        self.shown = {k: v["path"] for k, v in shown.items()}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if isinstance(err, PerdocError) and self.shown:
+            msg = str(err)
+            for snap, orig in self.shown.items():
+                msg = msg.replace(snap, orig)
+            if msg != str(err):
+                raise type(err)(msg) from None
+        return False
+
+
+FROZEN = "analysis.pickle"
+
+
+def _frozen_analysis(params_path: Path):
+    """The analysis a running report build computed for ``params_path``, if this is its kernel."""
+    import pickle
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return None
+    target = Path(folder) / FROZEN
+    if not target.exists():
+        return None
+    with open(target, "rb") as f:
+        frozen_path, analysis = pickle.load(f)
+    return analysis if frozen_path == str(params_path) else None
+
+
+def _freeze(params_path: Path, analysis: Analysis) -> None:
+    import pickle
+    folder = os.environ.get(CACHE_ENV)
+    if folder:
+        with open(Path(folder) / FROZEN, "wb") as f:
+            pickle.dump((str(params_path), analysis), f)
+
+
 CACHE_ENV = "PERDOC_CACHE_DIR"
-
-
-def _prime_cache(params_file, analysis: Analysis) -> None:
-    """Hand this process's expensive results to the notebook kernel (an analysis may come from the
-    in-process cache, in which case nothing was computed and so nothing was stored yet)."""
-    if analysis.census is None:
-        return
-    key = _cache_key(str(Path(params_file).resolve()), analysis.study, analysis.census)
-    _cached(f"simulation-{key}", lambda: (analysis.simulation, analysis.pair_simulation))
-    _cached(f"strata-{key}", lambda: analysis.strata)
 
 
 def _cache_key(path: str, study: Study, census: DocTable) -> str:
@@ -217,6 +274,14 @@ def package_versions() -> dict:
 
 
 # ---------------------------------------------------------------------------------------- building
+#: What perdoc writes into a report folder; a folder holding anything else is never replaced.
+REPORT_FILES = frozenset({"report.html", "summary.json", "documents.csv", "error.txt"})
+#: The first line of every error.txt perdoc writes (the mark of a failed build's folder).
+ERROR_MARK = "perdoc report failed"
+#: Prefixes of perdoc's temporary folders inside the output folder (swept when their process is gone).
+TMP_PREFIX, OLD_PREFIX, TMP_MARK = ".perdoc-tmp-", ".perdoc-old-", ".perdoc-tmp"
+
+
 def build_reports(params_files, out_dir="reports") -> list[tuple[str, bool, str]]:
     """Build one report per params file; a failure does not stop the others.
 
@@ -235,20 +300,42 @@ def build_reports(params_files, out_dir="reports") -> list[tuple[str, bool, str]
 def build_report(params_file, out_dir="reports") -> Path:
     """Build ``<out_dir>/<name>/report.html``, ``summary.json`` and ``documents.csv``.
 
+    Safety rules (README, "What perdoc writes and deletes"):
+
+    * perdoc only ever replaces a folder it wrote itself (a report or an error page of perdoc, with
+      no other files in it) or an empty one; anything else is refused with :class:`ReportError`
+      and left untouched;
+    * a params file that cannot be read as YAML writes nothing; one that reads but breaks the
+      schema replaces the report of the ``name:`` it declares with an error page, so a stale
+      report never stands in for the current one;
+    * the inputs are copied once into the build folder and every number and hash comes from that
+      copy; the report is built in a temporary folder of ``out_dir`` and moved into place at the end;
+    * temporary folders of earlier builds killed before they could clean up are removed.
+
     On failure an error page replaces the folder's contents and :class:`ReportError` (or the
     underlying :class:`PerdocError`) is raised.
     """
-    out_dir = Path(out_dir)
-    params_file = Path(params_file)
-    name = params_file.stem
+    out_dir = Path(os.fspath(out_dir))
+    params_file = Path(os.fspath(params_file))
+    _check_out_dir(out_dir)
     try:
         study = load_params(params_file)
-        name = study.name
-        out_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=f".tmp-{name}-", dir=out_dir) as tmp, _cache_dir(tmp):
-            analysis = analyse(params_file)
-            _prime_cache(params_file, analysis)
-            tmp = Path(tmp)
+    except PerdocError as err:
+        name = _declared_name(params_file)
+        if name is not None:  # read, but broke the schema: never leave an older report standing
+            try:
+                _write_error_page(out_dir, name, params_file, str(err))
+            except PerdocError as refused:
+                raise ReportError(f"{err}; also: {refused}") from None
+        raise
+    name = study.name
+    _check_replaceable(out_dir / name)
+    try:
+        _sweep_stale(out_dir)
+        with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
+            snap_study, shown = _snapshot(study, tmp / "input")
+            analysis = _compute_analysis(snap_study, str(params_file.resolve()), shown)
+            _freeze(params_file.resolve(), analysis)
             stage = tmp / name
             stage.mkdir()
             analysis.table.write(stage / "documents.csv")
@@ -259,12 +346,218 @@ def build_report(params_file, out_dir="reports") -> Path:
             _replace_dir(stage, out_dir / name)
         return out_dir / name / "report.html"
     except PerdocError as err:
-        _write_error_page(out_dir, name, params_file, str(err))
+        _error_page_or_note(out_dir, name, params_file, str(err))
         raise
+    except OSError as err:
+        msg = f"{params_file}: cannot write the report in {out_dir}: {err.strerror or err}"
+        _error_page_or_note(out_dir, name, params_file, msg)
+        raise ReportError(msg) from None
     except Exception as err:  # an unexpected failure still leaves an honest error page
         msg = f"{type(err).__name__}: {err}".splitlines()[0]
-        _write_error_page(out_dir, name, params_file, msg)
+        _error_page_or_note(out_dir, name, params_file, msg)
         raise ReportError(f"{params_file}: report failed: {msg}") from err
+
+
+def _error_page_or_note(out_dir: Path, name: str, params_file: Path, message: str) -> None:
+    """Write the error page; if even that is impossible the caller's error is what the user sees."""
+    try:
+        _write_error_page(out_dir, name, params_file, message)
+    except (PerdocError, OSError):
+        pass
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """The output folder exists (or is created) and perdoc may write in it; else one line."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ReportError(f"--out {out_dir}: it is a file, not a folder; give a folder for the reports")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ReportError(f"--out {out_dir}: cannot create the folder: {err.strerror or err}") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise ReportError(f"--out {out_dir}: the folder is not writable; give a folder perdoc may write in")
+
+
+def _declared_name(params_file: Path) -> str | None:
+    """The ``name:`` a params file declares, if it reads as YAML and the name is a valid folder name."""
+    import re
+
+    import yaml
+    try:
+        raw = yaml.safe_load(params_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        return None
+    name = raw.get("name") if isinstance(raw, dict) else None
+    if isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        return name
+    return None
+
+
+def perdoc_folder(folder: Path) -> str | None:
+    """Why ``folder`` may not be replaced by perdoc, or None when it may.
+
+    perdoc replaces only a missing or empty folder, or one that holds nothing but what a perdoc
+    report or error page consists of (REPORT_FILES) and carries perdoc's mark: a summary.json
+    naming perdoc's version, or an error.txt starting with :data:`ERROR_MARK`.
+    """
+    if not folder.exists() and not folder.is_symlink():
+        return None
+    if folder.is_symlink() or not folder.is_dir():
+        return f"{folder} exists and is not a folder perdoc wrote"
+    try:
+        entries = sorted(p.name for p in folder.iterdir())
+    except OSError as err:
+        return f"cannot look into {folder}: {err.strerror or err}"
+    if not entries:
+        return None
+    foreign = [e for e in entries if e not in REPORT_FILES or not (folder / e).is_file()]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        return f"{folder} holds files perdoc did not write ({shown})"
+    if _marked(folder):
+        return None
+    return f"{folder} does not hold a perdoc report (no perdoc summary.json or error.txt)"
+
+
+def _marked(folder: Path) -> bool:
+    summary_file, error_file = folder / "summary.json", folder / "error.txt"
+    if summary_file.is_file():
+        try:
+            data = json.loads(summary_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(data, dict) and isinstance(data.get("versions"), dict) and "perdoc" in data["versions"]
+    if error_file.is_file():
+        try:
+            with open(error_file, encoding="utf-8") as f:
+                return f.readline().strip() == ERROR_MARK
+        except (OSError, ValueError):
+            return False
+    return False
+
+
+def _check_replaceable(folder: Path) -> None:
+    why = perdoc_folder(folder)
+    if why is not None:
+        raise ReportError(f"refusing to replace {folder}: {why}; move it away or choose another --out "
+                          "(perdoc only replaces folders it wrote itself)")
+
+
+class _build_dir:
+    """A temporary build folder inside ``out_dir`` (same file system, so the final move is atomic),
+    marked with the building process's id so a later run can sweep it if this one is killed."""
+
+    def __init__(self, out_dir: Path, name: str):
+        self.out_dir, self.name = out_dir, name
+
+    def __enter__(self) -> Path:
+        self.path = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{self.name}-{os.getpid()}-", dir=self.out_dir))
+        (self.path / TMP_MARK).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        return self.path.resolve()
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+        return False
+
+
+class _runtime_dir:
+    """Kernel connection files and every temporary file of the build (this process's and the
+    kernel's) go inside the build folder, so a killed build leaves nothing outside it."""
+
+    VARS = ("JUPYTER_RUNTIME_DIR", "TMPDIR")
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder) / "runtime"
+
+    def __enter__(self):
+        self.folder.mkdir(exist_ok=True)
+        self.old = {v: os.environ.get(v) for v in self.VARS}
+        self.old_tempdir = tempfile.tempdir
+        for v in self.VARS:
+            os.environ[v] = str(self.folder)
+        tempfile.tempdir = str(self.folder)
+        return self.folder
+
+    def __exit__(self, *exc):
+        tempfile.tempdir = self.old_tempdir
+        for v, old in self.old.items():
+            if old is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = old
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return True
+
+
+def _sweep_stale(out_dir: Path) -> list[Path]:
+    """Remove perdoc's own temporary folders left in ``out_dir`` by builds that were killed: only
+    folders named and marked by perdoc whose process no longer runs. Returns what was removed."""
+    import re
+    removed = []
+    try:
+        entries = list(out_dir.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        pid = None
+        if entry.name.startswith(TMP_PREFIX):
+            try:
+                pid = int((entry / TMP_MARK).read_text(encoding="utf-8").strip())
+            except (OSError, ValueError):
+                continue  # not marked: not ours to delete
+        elif entry.name.startswith(OLD_PREFIX):
+            m = re.search(r"-(\d+)$", entry.name)
+            if m is None or perdoc_folder(entry) is not None:
+                continue
+            pid = int(m.group(1))
+        else:
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
+    """Copy the data (and census) files once into ``folder``, hashing while copying. The study
+    returned reads the copies; the mapping names, per copy, the user's file, its size and hash."""
+    from dataclasses import replace
+    folder.mkdir()
+    shown = {}
+
+    def copy(src: Path, tag: str) -> Path:
+        if not src.exists():
+            return src  # the loader says "not found" in its own words
+        if src.is_dir():
+            return src
+        dest = folder / tag / src.name
+        dest.parent.mkdir()
+        h = hashlib.sha256()
+        size = 0
+        with open(src, "rb") as fin, open(dest, "wb") as fout:
+            for block in iter(lambda: fin.read(1 << 20), b""):
+                h.update(block)
+                fout.write(block)
+                size += len(block)
+        shown[str(dest)] = {"file": src.name, "bytes": size, "sha256": h.hexdigest(), "path": str(src)}
+        return dest
+
+    data = replace(study.data, path=copy(study.data.path, "data"))
+    census = None if study.census is None else copy(study.census, "census")
+    return replace(study, data=data, census=census), shown
 
 
 class _cache_dir:
@@ -315,10 +608,19 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
                     sections.append((stem, first[2:].strip()))
             body.append(copy.deepcopy(cell))
     toc = "\n".join(f"{i}. [{title}](#{_anchor(title)})" for i, (_, title) in enumerate(sections, 1))
-    head = f"<h1 class=\"perdoc-title\">{html.escape(title)}</h1>\n\n<p>{html.escape(subtitle)}</p>\n\n"
+    head = (f"<h1 class=\"perdoc-title\">{markdown_literal(title)}</h1>\n\n"
+            f"<p>{markdown_literal(subtitle)}</p>\n\n")
     combined.cells = [nbformat.v4.new_markdown_cell(head + "## Contents\n\n" + toc,
                                                     metadata={"tags": ["toc"]})] + body
     return combined
+
+
+def markdown_literal(text) -> str:
+    """User text made inert inside a Markdown cell: one line (so it cannot end the HTML block it sits
+    in), with every character other than letters, digits and spaces written as a numeric character
+    reference, so that neither Markdown (links, images, emphasis, autolinks) nor HTML can parse it."""
+    flat = " ".join(str(text).split())
+    return "".join(c if c.isalnum() or c == " " else f"&#{ord(c)};" for c in flat)
 
 
 def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
@@ -389,10 +691,14 @@ def _anchor(title: str) -> str:
 
 
 def _replace_dir(stage: Path, final: Path) -> None:
-    """Move ``stage`` to ``final``, replacing what was there, never leaving a half-written folder."""
+    """Move ``stage`` to ``final``, replacing what was there (only ever a folder perdoc wrote, checked
+    again here), never leaving a half-written folder."""
+    _check_replaceable(final)
     trash = None
     if final.exists():
-        trash = final.with_name(f".old-{final.name}-{os.getpid()}")
+        trash = final.with_name(f"{OLD_PREFIX}{final.name}-{os.getpid()}")
+        if trash.exists():
+            shutil.rmtree(trash)
         os.replace(final, trash)
     os.replace(stage, final)
     if trash is not None:
@@ -400,8 +706,9 @@ def _replace_dir(stage: Path, final: Path) -> None:
 
 
 def _write_error_page(out_dir: Path, name: str, params_file: Path, message: str) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".tmp-{name}-", dir=out_dir) as tmp:
+    _check_out_dir(out_dir)
+    _check_replaceable(out_dir / name)
+    with _build_dir(out_dir, name) as tmp:
         stage = Path(tmp) / name
         stage.mkdir()
         page = f"""<!DOCTYPE html>
@@ -415,7 +722,7 @@ def _write_error_page(out_dir: Path, name: str, params_file: Path, message: str)
 </body></html>
 """
         (stage / "report.html").write_text(page, encoding="utf-8")
-        (stage / "error.txt").write_text(message + "\n", encoding="utf-8")
+        (stage / "error.txt").write_text(f"{ERROR_MARK}\n{message}\n", encoding="utf-8")
         _replace_dir(stage, out_dir / name)
 
 
