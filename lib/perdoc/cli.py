@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("estimate", help="estimate the micro and macro means of one system",
                        description="Estimate the micro and macro means of one system from per-chunk "
                                    "(or per-query) rows, or from a per-document table (--n/--s).")
-    e.add_argument("data", nargs="?", help="CSV, Parquet or JSON Lines file (or use --params)")
+    e.add_argument("data", nargs="?",
+                   help="CSV, Parquet or JSON Lines file, '-' for standard input (with --format), or use --params")
     e.add_argument("--params", metavar="FILE",
                    help="a params YAML: data, columns, design (srs, census, stratified, two_stage) and intervals")
     e.add_argument("--doc", help="document id column")
@@ -48,13 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="document bootstrap replicates (default 9999; 0 skips the bootstrap)")
     e.add_argument("--seed", type=_integer("--seed"), default=None, help="bootstrap seed (default 1)")
     e.add_argument("--json", action="store_true", help="print one JSON object")
-    e.add_argument("--write-table", metavar="PATH", help="also write the per-document table (.csv or .parquet)")
+    e.add_argument("--write-table", metavar="PATH",
+                   help="also write the per-document table (.csv or .parquet), its id column named as --doc")
+    _add_input_flags(e)
 
     c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B)",
                        description="Paired comparison of two score columns on the same rows: per-document "
                                    "differences, every interval method, correlation, ties and a "
                                    "document-level sign-flip randomization test.")
-    c.add_argument("data", help="CSV, Parquet or JSON Lines file, one row per chunk (or query)")
+    c.add_argument("data", help="CSV, Parquet or JSON Lines file, one row per chunk (or query); "
+                                "'-' for standard input (with --format)")
     c.add_argument("--doc", required=True, help="document id column")
     c.add_argument("--score", required=True, metavar="A", help="score column of system A")
     c.add_argument("--vs", required=True, metavar="B", help="score column of system B")
@@ -65,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B")
     c.add_argument("--seed", type=_integer("--seed"), default=1)
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_input_flags(c)
 
     pl = sub.add_parser("plan", help="how many documents to sample for a target half-width",
                         description="Smallest number of documents K whose interval half-width reaches the "
@@ -98,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--params", metavar="FILE",
                     help="take the census, columns, design and defaults from a params file")
     sm.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_input_flags(sm, census=True)
 
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
@@ -105,6 +111,27 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("params", nargs="+", help="params YAML file(s)")
     r.add_argument("--out", default="reports", help="output folder (default: reports)")
     return p
+
+
+FORMATS = ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq")
+METRICS = ("binary", "proportion", "score")
+
+
+def _add_input_flags(p, census: bool = False) -> None:
+    """--format, --metric and --allow-similar-ids: how to read the data and what to check in it."""
+    what = "the census" if census else "the data"
+    p.add_argument("--format", type=str.lower, choices=FORMATS, default=None,
+                   help=f"format of {what} (default: from the file name; needed for '-' and pipes)")
+    p.add_argument("--metric", type=str.lower, choices=METRICS, default=None,
+                   help="declare the metric: binary (only 0/1), proportion (in [0, 1]) or score (any number); "
+                        "values that break it are refused (default: inferred and reported)")
+    p.add_argument("--allow-similar-ids", action="store_true",
+                   help="keep document ids that differ only in spaces, case or Unicode form as different "
+                        "documents (default: refuse them)")
+
+
+def _input_options(args) -> dict:
+    return {"fmt": args.format, "metric": args.metric, "allow_similar_ids": args.allow_similar_ids}
 
 
 def _number(flag):
@@ -179,13 +206,14 @@ def _estimate(args) -> int:
             raise ParameterError("give either --score (per-chunk rows) or --n and --s (per-document table), not both")
         if args.n_col is None or args.s_col is None:
             raise ParameterError("a per-document table needs both --n and --s")
-        table = load_docs(args.data, doc=args.doc, n=args.n_col, s=args.s_col, q=args.q_col)
+        table = load_docs(args.data, doc=args.doc, n=args.n_col, s=args.s_col, q=args.q_col,
+                          **_input_options(args))
     else:
         if args.score is None:
             raise ParameterError("missing --score (or --n and --s for a per-document table)")
         if args.q_col is not None:
             raise ParameterError("--q goes with --n and --s (per-document table)")
-        table = load_chunks(args.data, doc=args.doc, score=args.score)
+        table = load_chunks(args.data, doc=args.doc, score=args.score, **_input_options(args))
     pop = args.population_size
     if pop is not None and float(pop).is_integer():
         pop = int(pop)
@@ -193,7 +221,7 @@ def _estimate(args) -> int:
                       replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
                       seed=DEFAULT_SEED if args.seed is None else args.seed)
     if args.write_table:
-        write_table(table, args.write_table)
+        write_table(table, args.write_table, doc_name=args.doc)
     _print_estimates(args, result, table, aggregated)
     return 0
 
@@ -208,7 +236,9 @@ def _estimate_params(args) -> int:
 
     clash = [flag for flag, v in (("DATA", args.data), ("--doc", args.doc), ("--score", args.score),
                                   ("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
-                                  ("--population-size", args.population_size)) if v is not None]
+                                  ("--population-size", args.population_size), ("--format", args.format),
+                                  ("--metric", args.metric),
+                                  ("--allow-similar-ids", args.allow_similar_ids or None)) if v is not None]
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
@@ -220,7 +250,7 @@ def _estimate_params(args) -> int:
     table = load_study_table(study)
     result = estimate_study(study, table)
     if args.write_table:
-        write_table(table, args.write_table)
+        write_table(table, args.write_table, doc_name=study.data.doc)
     _print_estimates(args, result, table, study.data.aggregated)
     return 0
 
@@ -238,7 +268,8 @@ def _print_estimates(args, result, table, aggregated) -> None:
 def _compare(args) -> int:
     from .compare import compare
     from .io import load_pairs
-    pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired)
+    pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired,
+                       **_input_options(args))
     pop = args.population_size
     if pop is not None and float(pop).is_integer():
         pop = int(pop)
@@ -352,7 +383,11 @@ def _simulate(args) -> int:
                       reps=args.reps if args.reps is not None else sim.reps,
                       seed=args.seed if args.seed is not None else sim.seed,
                       replicates=args.replicates if args.replicates is not None else sim.replicates)
-        study = replace(study, census=type(study.data.path)(census_path), simulation=sim)
+        data = study.data
+        data = replace(data, format=args.format or data.format, metric=args.metric or data.metric,
+                       allow_similar_ids=args.allow_similar_ids or data.allow_similar_ids)
+        study = replace(study, data=data, census=type(study.data.path)(census_path), simulation=sim)
+        options = {"fmt": data.format, "metric": data.metric, "allow_similar_ids": data.allow_similar_ids}
         table = load_study_table(study)
         design, k = simulation_design(study, table)
         level = args.level if args.level is not None else study.intervals.level
@@ -365,13 +400,14 @@ def _simulate(args) -> int:
         census_path, doc, score, vs, design, k = args.census, args.doc, args.score, args.vs, None, args.k
         level = 0.95 if args.level is None else args.level
         sim = None
+        options = _input_options(args)
     reps = args.reps if args.reps is not None else (sim.reps if sim else 2000)
     seed = args.seed if args.seed is not None else (sim.seed if sim else 1)
     replicates = args.replicates if args.replicates is not None else (sim.replicates if sim else 999)
     if args.vs is not None or (args.params is None and vs is not None):
         if design is not None:
             raise ParameterError("the paired simulation draws a simple random sample of documents")
-        pairs = load_pairs(census_path, doc=doc, a=score, b=vs)
+        pairs = load_pairs(census_path, doc=doc, a=score, b=vs, **options)
         result = simulate_pairs(pairs, k=k, reps=reps, seed=seed, level=level, replicates=replicates,
                                 progress=progress)
     else:
@@ -379,7 +415,7 @@ def _simulate(args) -> int:
             census = load_study_census(study)
             design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
         else:
-            census = load_chunks(census_path, doc=doc, score=score)
+            census = load_chunks(census_path, doc=doc, score=score, **options)
         result = simulate(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates,
                           progress=progress)
     if progress is not None:

@@ -12,7 +12,15 @@ Two routes lead to a :class:`~perdoc.table.DocTable`:
 
       SELECT doc_id, COUNT(*) AS n, SUM(score) AS s, SUM(score*score) AS q FROM results GROUP BY doc_id
 
-:func:`write_table` writes the per-document table for audit (``.csv`` or ``.parquet``), atomically.
+A source is a file path, ``"-"`` for standard input, a pipe (``<(zcat runs.csv.gz)``) or a pandas
+DataFrame. A stream has no file name to tell its format from: pass ``fmt`` (``--format`` on the
+command line); it is copied into DuckDB's temporary folder (deleted afterwards) and read from there,
+gzip-compressed or not. Paths are always local files, never URLs: DuckDB gets absolute paths and
+never installs or loads an extension. A file whose bytes contradict its name (gzip or Parquet data
+in a ``.csv``, an Excel workbook, UTF-16 text) is refused with a message saying what it is.
+
+:func:`write_table` (from :mod:`perdoc.export`) writes the per-document table for audit (``.csv`` or
+``.parquet``), atomically, with formula-like text cells neutralised in CSV.
 
 Bad input raises :class:`~perdoc.errors.DataFileError`, :class:`~perdoc.errors.ColumnError` or
 :class:`~perdoc.errors.InputError` with a one-line message naming the file, the column and the rule.
@@ -24,23 +32,27 @@ import csv
 import difflib
 import gzip
 import json
+import math
 import os
 import re
+import shutil
+import stat
+import sys
 import tempfile
+import unicodedata
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-
-import sys
+from dataclasses import dataclass, field, replace
 
 import duckdb
 import numpy as np
 
 from .errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
+from .export import neutralise_csv_cell, write_table
 from .table import DocTable
 
-__all__ = ["load_chunks", "load_docs", "load_pairs", "write_table", "GROUP_BY_SQL", "DUCKDB_MEMORY_LIMIT"]
+__all__ = ["load_chunks", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
+           "DUCKDB_MEMORY_LIMIT", "METRICS"]
 
 #: The one aggregation to run where the logs live (Spark SQL, BigQuery, Snowflake, DuckDB, ...).
 #: Feed its output to :func:`load_docs` with ``doc="doc_id", n="n", s="s", q="q"``.
@@ -48,6 +60,9 @@ GROUP_BY_SQL = "SELECT doc_id, COUNT(*) AS n, SUM(score) AS s, SUM(score*score) 
 
 #: Memory DuckDB may use before it spills the GROUP BY to its temporary folder.
 DUCKDB_MEMORY_LIMIT = "1GB"
+
+#: The kinds of metric a user may declare (``metric=``, ``--metric``, params ``data.metric``).
+METRICS = ("binary", "proportion", "score")
 
 _EXTENSIONS = {
     ".csv": "csv", ".tsv": "tsv",
@@ -60,23 +75,46 @@ _FMT_NAMES = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "jsonl": "JSON L
               "json": "JSON", "dataframe": "DataFrame"}
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                   "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "REAL", "DOUBLE", "DECIMAL")
+_PASS_FORMAT = "pass --format csv|tsv|jsonl|json|parquet (fmt= in Python, data.format in a params file)"
+_STDIN = "standard input"
+# Scores whose largest size lies outside [2**-200, 2**200] are summed rescaled by a power of two
+# (DocTable.scale): far inside the double range for every product the estimators form, and far
+# outside any ordinary metric, whose sums then stay bit-identical and cost no extra pass.
+_SCALE_LO, _SCALE_HI = 2.0 ** -200, 2.0 ** 200
+# Below this size a score's square is no longer a normal double: precision is lost.
+_SQUARE_UNDERFLOW = 1e-150
+_SIMILAR_EXAMPLES = 3
 
 
 # ====================================================================== public API
 def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
-                attrs: dict[str, str] | None = None) -> DocTable:
+                attrs: dict[str, str] | None = None, metric: str | None = None,
+                allow_similar_ids: bool = False) -> DocTable:
     """Aggregate one-row-per-chunk results to the per-document table.
 
     ``source`` is a path to a CSV/TSV (optionally ``.gz``), Parquet or JSON Lines file -- the
-    format comes from the extension unless ``fmt`` is given -- or a pandas DataFrame. ``doc`` names
-    the document-id column (ids are compared as text), ``score`` the score column (numbers, or
-    booleans counted as 1/0). Per document: ``n = count(*)``, ``s = sum(score)``,
-    ``q = sum(score*score)``, sorted by document id.
+    format comes from the extension unless ``fmt`` is given -- ``"-"`` or a pipe (then ``fmt`` is
+    needed), or a pandas DataFrame. ``doc`` names the document-id column (ids are compared as
+    text, exactly), ``score`` the score column (numbers, or booleans counted as 1/0). Per document:
+    ``n = count(*)``, ``s = sum(score)``, ``q = sum(score*score)``, sorted by document id.
 
     ``attrs`` maps names to columns that describe the document rather than the chunk (a stratum, the
     number of chunks in the document's population); each must hold one value per document.
+
+    ``metric`` declares the kind of score: ``"binary"`` (only 0 and 1), ``"proportion"`` (in
+    [0, 1]) or ``"score"`` (any finite number); a score that breaks the declaration is refused.
+    Without it the kind is inferred. Either way ``table.source`` records ``metric``,
+    ``metric_declared`` and ``metric_reason``.
+
+    Ids that differ only in surrounding spaces, letter case or Unicode normal form (``"d7"`` and
+    ``"d7 "``) are refused unless ``allow_similar_ids=True``; then they stay distinct documents and
+    ``table.source["similar_ids"]`` counts the groups, with a few examples.
+
+    Scores so large (or so small) that their squares leave the double range are summed multiplied
+    by a power of two, recorded as :attr:`DocTable.scale`; ordinary scores keep ``scale = 1``.
     """
     attrs = dict(attrs or {})
+    metric = _check_metric(metric)
     _check_names(doc=doc, score=score, **{f"attrs[{k!r}]": v for k, v in attrs.items()})
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
@@ -90,7 +128,8 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # (below), whose result depends far less on how threads split the rows
         exact = src.is_integer(score)
         # scores known to lie in [0, 1] (Parquet statistics) need no extra aggregate to tell a 0/1
-        # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides
+        # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides (for
+        # integers too: x (x - 1) >= 0 for every integer, = 0 only at 0 and 1)
         unit = exact or src.within_unit_interval(score)
         agg = "sum"
         # group on the raw id and turn ids into text once per document, not once per row. NaN and
@@ -123,12 +162,6 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             res["n_nan"], res["n_inf"] = bad["n_nan"], bad["n_inf"]
         binary = (bool(np.array_equal(q_all, s_all)) if unit
                   else bool(np.all(_plain(res["dev01"], float) == 0)))
-        if not exact and not binary and np.all(np.isfinite(s_all)):
-            again = src.fetch(f"""SELECT fsum(x) AS s, fsum(x * x) AS q FROM (
-                                      SELECT {src.ref(doc)} AS g, {x} AS x FROM {src.relation})
-                                  GROUP BY g ORDER BY {_doc_expr("g")} NULLS LAST""")
-            res["s"], res["q"] = again["s"], again["q"]
-            s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
 
         counts = _plain(res["n"], float)
         docs = _plain(res["doc"], object)
@@ -141,36 +174,64 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                              "every row needs a document id")
         _check_scores(res, score, src.label, null="n_null", text="n_text", example="ex_text", nan="n_nan",
                       inf="n_inf")
+        # kind of metric and size of the scores: a 0/1 or integer column needs nothing more; other
+        # scores are summed again anyway (compensated), and that pass also gives their range
+        scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
+        if not exact and not binary:
+            again_sql = f"""SELECT fsum(x) AS s, fsum(x * x) AS q, min(x) AS lo, max(x) AS hi FROM (
+                                SELECT {src.ref(doc)} AS g, {x} * ? AS x FROM {src.relation})
+                            GROUP BY g ORDER BY {_doc_expr("g")} NULLS LAST"""
+            again = src.fetch(again_sql, [1.0])
+            lo = float(np.min(_plain(again["lo"], float)))
+            hi = float(np.max(_plain(again["hi"], float)))
+            scale = _scale_for(max(-lo, hi))
+            if scale != 1.0:
+                again = src.fetch(again_sql, [scale])
+            res["s"], res["q"] = again["s"], again["q"]
+        kind, reason = _chunk_metric(binary, exact, lo, hi)
+        if metric is not None and _violates(metric, kind):
+            _metric_violation(src, x, score, metric)
         info = src.info(rows)
-        info["binary"] = binary
+        info.update(_metric_info(metric, kind, reason))
+        info["binary"] = binary if metric is None else metric == "binary"
         attr_values = {}
         for i, (name, col) in enumerate(attrs.items()):
             nulls = int(_plain(res[f"a_null_{i}"], float).sum())
             if nulls:
                 raise InputError(f"column '{col}' in {src.label}: {nulls} row(s) have no value; "
                                  "every row needs one")
-            lo, hi = _plain(res[f"a_min_{i}"], object), _plain(res[f"a_max_{i}"], object)
-            differ = lo != hi
+            lo_a, hi_a = _plain(res[f"a_min_{i}"], object), _plain(res[f"a_max_{i}"], object)
+            differ = lo_a != hi_a
             if differ.any():
                 raise InputError(f"column '{col}' in {src.label}: {int(differ.sum())} document(s) have more than one "
-                                 f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo[differ][0])!r} and "
-                                 f"{_short(hi[differ][0])!r}); it must describe the document, one value each")
-            attr_values[name] = lo
-    table = _build(src_label=src.label, mapping={"doc": doc},
-                   n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info)
+                                 f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo_a[differ][0])!r} and "
+                                 f"{_short(hi_a[differ][0])!r}); it must describe the document, one value each")
+            attr_values[name] = lo_a
+        info.update(_similar_ids(docs, doc, src.label, allow_similar_ids))
+    table = _build(src_label=src.label, mapping={"doc": doc, "s": score, "q": score},
+                   n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info,
+                   scale=scale)
     if attr_values:
-        from dataclasses import replace
         table = replace(table, attrs=attr_values)
     return table
 
 
-def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: str | None = None) -> DocTable:
+def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: str | None = None,
+              metric: str | None = None, allow_similar_ids: bool = False) -> DocTable:
     """Read an already aggregated per-document table (one row per document).
 
-    ``n`` names the count column (positive integers), ``s`` the score-sum column, ``q`` (optional)
-    the sum-of-squared-scores column. This is the route for logs that live in Spark or a warehouse:
-    run :data:`GROUP_BY_SQL` there and load its output here.
+    ``n`` names the count column (whole numbers from 1 to 2**53, their total at most 2**53 too),
+    ``s`` the score-sum column, ``q`` (optional) the sum-of-squared-scores column. This is the
+    route for logs that live in Spark or a warehouse: run :data:`GROUP_BY_SQL` there and load its
+    output here.
+
+    ``metric`` (``"binary"``, ``"proportion"`` or ``"score"``) is checked as far as the sums allow:
+    a proportion needs ``0 <= s <= n`` (and ``0 <= q <= s``), a binary metric a whole ``s`` in
+    [0, n] (and ``q == s``). ``allow_similar_ids`` and ``fmt`` are as in :func:`load_chunks`.
+    Sums whose scores' squares leave the double range are stored rescaled by a power of two
+    (:attr:`DocTable.scale`): ``s * scale`` and ``q * scale**2``.
     """
+    metric = _check_metric(metric)
     names = {"doc": doc, "n": n, "s": s}
     if q is not None:
         names["q"] = q
@@ -214,66 +275,323 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
             raise InputError(f"column '{n}' in {src.label}: {int(frac.sum())} document(s) have a non-integer count "
                              f"(e.g. {nv[frac][0]:g}); n must be the whole number of chunks or queries")
         info = src.info(rows)
-    return _build(src_label=src.label, mapping=names, n=values["n"], s=values["s"], q=values.get("q"),
-                  doc=docs, source=info)
+        label = src.label
+    nv, sv, qv = values["n"], values["s"], values.get("q")
+    scale = 1.0
+    # the metric and the scale are judged only on usable sums; anything else is refused below with
+    # the rule it breaks
+    if (np.all(np.isfinite(nv)) and np.all(nv > 0) and np.all(np.isfinite(sv))
+            and (qv is None or np.all(np.isfinite(qv)))):
+        kind, reason = _docs_metric(nv, sv, qv, names, label, metric)
+        info.update(_metric_info(metric, kind, reason))
+        if metric is not None:
+            info["binary"] = metric == "binary"
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            size = float(np.max(np.abs(sv) / nv))
+            if qv is not None:
+                size = max(size, float(np.max(np.sqrt(np.maximum(qv, 0.0) / nv))))
+            scale = _scale_for(size)
+            if scale != 1.0:
+                sv = sv * scale
+                qv = None if qv is None else qv * scale * scale
+        info.update(_similar_ids(docs, doc, label, allow_similar_ids))
+    return _build(src_label=label, mapping=names, n=nv, s=sv, q=qv, doc=docs, source=info, scale=scale,
+                  assume_binary=metric in (None, "binary"))
 
 
-def write_table(table: DocTable, path) -> None:
-    """Write ``doc, n, s, q (if any), rate`` to ``.csv`` or ``.parquet`` (by extension), atomically.
+def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None,
+               metric: str | None = None, allow_similar_ids: bool = False):
+    """Aggregate rows scored by two systems (columns ``a`` and ``b``) to a per-document pair table.
 
-    The table goes to a temporary file in the same folder which then replaces ``path``, so a failed
-    write never leaves a half-written file behind.
+    Paired (the default): every row must carry a score for both systems; otherwise this refuses
+    with a message counting the unmatched rows. ``unpaired=True`` accepts rows scored by only one
+    system (each system then has its own n_d) and counts rows scored by neither as excluded.
+    ``fmt``, ``metric`` (checked on both columns) and ``allow_similar_ids`` are as in
+    :func:`load_chunks`. Returns a :class:`perdoc.compare.PairTable`.
     """
-    path = Path(os.fspath(path))
-    ext = path.suffix.lower()
-    if ext not in (".csv", ".parquet", ".pq"):
-        raise DataFileError(f"cannot write {path}: unknown extension {ext or '(none)'!r}; use .csv or .parquet")
-    folder = path.parent
-    if not folder.is_dir():
-        raise DataFileError(f"cannot write {path}: folder not found: {folder}")
-    if path.is_dir():
-        raise DataFileError(f"cannot write {path}: it is a directory")
-    frame = table.to_frame()
-    n = frame["n"].to_numpy()
-    if np.all(n == np.round(n)):
-        frame["n"] = n.astype(np.int64)
-    tmp = folder / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
+    from .compare import PairTable
+    from .table import Exclusion
+    metric = _check_metric(metric)
+    _check_names(doc=doc, a=a, b=b)
+    with _open_source(source, fmt) as src:
+        src.require(doc, a, b)
+        d_expr = _doc_expr(src.ref(doc))
+        raw_a, xa, text_a = src.number(a)
+        raw_b, xb, text_b = src.number(b)
+        parts = [f"{d_expr} AS d", f"{raw_a} AS ra", f"{xa} AS xa", f"{raw_b} AS rb", f"{xb} AS xb"]
+        checks = []
+        for tag, text in (("a", text_a), ("b", text_b)):
+            checks += [
+                f"count(*) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS text_{tag}" if text
+                else f"0 AS text_{tag}",
+                f"min(r{tag}) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS ex_{tag}" if text
+                else f"NULL AS ex_{tag}",
+                f"count(*) FILTER (WHERE isnan(x{tag})) AS nan_{tag}",
+                f"count(*) FILTER (WHERE isinf(x{tag})) AS inf_{tag}",
+                f"min(x{tag}) AS lo_{tag}", f"max(x{tag}) AS hi_{tag}",
+                f"sum(abs(x{tag} * (x{tag} - 1))) AS dev01_{tag}",
+            ]
+        sql = f"""
+            SELECT d AS doc,
+                   count(*) AS rows,
+                   count(*) FILTER (WHERE ra IS NOT NULL AND rb IS NOT NULL) AS n_both,
+                   count(*) FILTER (WHERE ra IS NOT NULL) AS n_a,
+                   count(*) FILTER (WHERE rb IS NOT NULL) AS n_b,
+                   fsum(xa) AS s_a, fsum(xa * xa) AS q_a,
+                   fsum(xb) AS s_b, fsum(xb * xb) AS q_b,
+                   fsum((xa - xb) * (xa - xb)) AS q_d,
+                   {", ".join(checks)}
+            FROM (SELECT {", ".join(parts)} FROM {src.relation})
+            GROUP BY d ORDER BY d NULLS LAST"""
+        res = src.fetch(sql)
+        rows_per_doc = _plain(res["rows"], float)
+        docs = _plain(res["doc"], object)
+        rows = int(rows_per_doc.sum())
+        if rows == 0:
+            raise InputError(f"{src.label} has no data rows")
+        missing_doc = np.array([v is None for v in docs])
+        if missing_doc.any():
+            k = int(rows_per_doc[missing_doc].sum())
+            raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
+                             "every row needs a document id")
+        for tag, col in (("a", a), ("b", b)):
+            _check_scores(res, col, src.label, text=f"text_{tag}", example=f"ex_{tag}", nan=f"nan_{tag}",
+                          inf=f"inf_{tag}")
+        n_both = _plain(res["n_both"], float)
+        n_a = _plain(res["n_a"], float)
+        n_b = _plain(res["n_b"], float)
+        only_a = int((n_a - n_both).sum())
+        only_b = int((n_b - n_both).sum())
+        neither = int((rows_per_doc - n_a - n_b + n_both).sum())
+        exclusions = ()
+        if not unpaired:
+            if only_a or only_b or neither:
+                raise InputError(
+                    f"{src.label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
+                    f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
+                    "comparison needs both scores on every row (use the unpaired comparison to compare "
+                    "them anyway, by the delta method)")
+        elif neither:
+            exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
+        kinds = {}
+        for tag, col, x, n_x in (("a", a, xa, n_a), ("b", b, xb, n_b)):
+            has = n_x > 0
+            if not has.any():
+                kinds[col] = ("score", "no scores")
+                continue
+            lo = float(np.min(_plain(res[f"lo_{tag}"], float)[has]))
+            hi = float(np.max(_plain(res[f"hi_{tag}"], float)[has]))
+            binary = bool(np.all(_plain(res[f"dev01_{tag}"], float)[has] == 0))
+            kinds[col] = _chunk_metric(binary, False, lo, hi)
+            if metric is not None and _violates(metric, kinds[col][0]):
+                _metric_violation(src, x, col, metric)
+            # PairTable holds unscaled sums: scores whose squares leave the double range are refused
+            size = max(-lo, hi)
+            s_x, q_x = _plain(res[f"s_{tag}"], float)[has], _plain(res[f"q_{tag}"], float)[has]
+            if not (np.all(np.isfinite(s_x)) and np.all(np.isfinite(q_x))) or 0 < size < _SQUARE_UNDERFLOW:
+                raise InputError(
+                    f"column '{col}' in {src.label}: scores as {'large' if size > 1 else 'small'} as {size:.3g} "
+                    f"have sums or squares outside the double range; the comparison cannot use them: "
+                    f"multiply both score columns by a constant that brings them near 1")
+        if not unpaired and not np.all(np.isfinite(_plain(res["q_d"], float))):
+            raise InputError(f"columns '{a}' and '{b}' in {src.label}: the squared differences of their scores "
+                             "overflow the double range; multiply both by a constant that brings them near 1")
+        order = {"binary": 0, "proportion": 1, "score": 2}
+        kind = max((k for k, _ in kinds.values()), key=order.get)
+        (ka, ra), (kb, rb) = kinds[a], kinds[b]
+        reason = ra if (ka, ra) == (kb, rb) else f"'{a}': {ra}; '{b}': {rb}"
+        info = src.info(rows)
+        info.update({"rows_only_a": only_a, "rows_only_b": only_b, "rows_neither": neither})
+        info.update(_metric_info(metric, kind, reason))
+        if metric is not None:
+            info["binary"] = metric == "binary"
+        info.update(_similar_ids(docs, doc, src.label, allow_similar_ids))
+        label = src.label
+    s_a = _plain(res["s_a"], float)
+    s_b = _plain(res["s_b"], float)
+    q_a = _plain(res["q_a"], float)
+    q_b = _plain(res["q_b"], float)
+    # documents whose rows all lack both scores carry nothing: drop them, counted above
+    keep = (n_a > 0) | (n_b > 0)
     try:
-        if ext == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise DataFileError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        return PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]),
+                               q_a=np.nan_to_num(q_a[keep]), n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]),
+                               q_b=np.nan_to_num(q_b[keep]), q_d=None if unpaired else _plain(res["q_d"], float)[keep],
+                               names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
+                               label=label)
+    except PerdocError as e:
+        msg = str(e)
+        m = _COLUMN_RE.match(msg)
+        if m is None:
+            raise
+        role = m.group(1)
+        what = f"column '{doc}'" if role == "doc" else f"columns '{a}' and '{b}'"
+        raise type(e)(f"{what} in {label}: {msg[m.end():]}") from None
+
+
+# ====================================================================== metric, scale, ids
+def _check_metric(metric):
+    if metric is None:
+        return None
+    if not isinstance(metric, str) or metric.lower() not in METRICS:
+        raise ParameterError(f"metric={metric!r} is not a known kind of metric (--metric on the command line, "
+                             "data.metric in a params file); use binary, proportion or score")
+    return metric.lower()
+
+
+_REASONS = {
+    "binary": "every score is 0 or 1",
+    "proportion": "scores lie in [0, 1] but are not all 0/1",
+    "score": "some score lies outside [0, 1]",
+}
+_DECLARED = {
+    "binary": "declared binary: every score is checked to be 0 or 1",
+    "proportion": "declared proportion: every score is checked to lie in [0, 1]",
+    "score": "declared score: any finite number is accepted",
+}
+
+
+def _chunk_metric(binary: bool, exact: bool, lo, hi) -> tuple[str, str]:
+    """(kind, reason) from what the aggregation saw: 0/1, else the range of the scores."""
+    if binary:
+        return "binary", _REASONS["binary"]
+    if exact or lo < 0 or hi > 1:  # an integer other than 0 and 1 lies outside [0, 1]
+        return "score", _REASONS["score"]
+    return "proportion", _REASONS["proportion"]
+
+
+def _violates(metric: str, kind: str) -> bool:
+    return (metric == "binary" and kind != "binary") or (metric == "proportion" and kind == "score")
+
+
+def _metric_info(metric, kind, reason) -> dict:
+    if metric is not None:
+        return {"metric": metric, "metric_declared": True, "metric_reason": _DECLARED[metric]}
+    return {"metric": kind, "metric_declared": False, "metric_reason": reason}
+
+
+def _metric_violation(src, x: str, col: str, metric: str):
+    """Error path only: count the rows that break the declared metric, with an example."""
+    cond = "x <> 0 AND x <> 1" if metric == "binary" else "(x < 0 OR x > 1)"
+    r = src.fetch(f"""SELECT count(*) FILTER (WHERE {cond}) AS k,
+                             min(x) FILTER (WHERE {cond}) AS lo, max(x) FILTER (WHERE {cond}) AS hi
+                      FROM (SELECT {x} AS x FROM {src.relation})""")
+    k = int(_plain(r["k"], float)[0])
+    lo, hi = float(_plain(r["lo"], float)[0]), float(_plain(r["hi"], float)[0])
+    example = hi if hi > 1 else lo
+    rule = ("a score other than 0 or 1" if metric == "binary" else "a score outside [0, 1]")
+    need = ("only 0 and 1 (or true/false)" if metric == "binary" else "only scores in [0, 1]")
+    raise InputError(f"column '{col}' in {src.label}: {k} row(s) have {rule} (e.g. {example:.10g}); "
+                     f"the declared metric {metric} allows {need}")
+
+
+def _docs_metric(n, s, q, names: dict, label: str, metric) -> tuple[str, str]:
+    """(kind, reason) of a per-document table, from what n, s and q allow; a declared metric is
+    checked as far as they tell (raises naming the user's column)."""
+    in_range = (s >= 0) & (s <= n)
+    whole = s == np.round(s)
+    q_is_s = np.ones_like(s, dtype=bool) if q is None else q == s
+    q_unit = np.ones_like(s, dtype=bool) if q is None else (q >= 0) & (q <= s + 1e-9 * np.abs(s))
+    binary = bool(np.all(in_range & whole & q_is_s))
+    unit = bool(np.all(in_range & q_unit))
+    s_col, q_col = names["s"], names.get("q")
+    if metric == "binary" and not binary:
+        bad = ~(in_range & whole)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column '{s_col}' in {label}: {int(bad.sum())} document(s) have a sum that 0/1 scores "
+                             f"cannot give (e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric binary needs a "
+                             "whole number between 0 and n")
+        bad = ~q_is_s
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"column '{q_col}' in {label}: {int(bad.sum())} document(s) have a sum of squares other "
+                         f"than the sum (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric binary "
+                         "(0/1 scores) gives q = s")
+    if metric == "proportion" and not unit:
+        bad = ~in_range
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column '{s_col}' in {label}: {int(bad.sum())} document(s) have a sum outside [0, n] "
+                             f"(e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric proportion needs every "
+                             "score in [0, 1]")
+        bad = ~q_unit
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"column '{q_col}' in {label}: {int(bad.sum())} document(s) have a sum of squares outside "
+                         f"[0, s] (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric proportion "
+                         "(scores in [0, 1]) gives 0 <= q <= s")
+    if binary:
+        return "binary", ("every s is a whole number in [0, n] (q not given), as 0/1 scores give" if q is None
+                          else "every document's sums fit 0/1 scores (whole s in [0, n], q = s)")
+    if unit:
+        return "proportion", ("every s lies in [0, n] (q not given) but not all are whole numbers" if q is None
+                              else "every document's sums fit scores in [0, 1] (0 <= q <= s <= n) but not 0/1 "
+                                   "scores")
+    return "score", "some document's sums fit no scores in [0, 1]"
+
+
+def _scale_for(size) -> float:
+    """1 for scores of ordinary size; else the power of two that brings the largest |score| near 1."""
+    if not (np.isfinite(size) and (size > _SCALE_HI or 0 < size < _SCALE_LO)):
+        return 1.0
+    exponent = math.frexp(size)[1]          # size = f * 2**exponent, 0.5 <= f < 1
+    return math.ldexp(1.0, min(max(-exponent, -1022), 1023))
+
+
+def _id_key(value: str) -> str:
+    if value.isascii():
+        return value.strip().lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).casefold())
+
+
+def _similar_ids(docs, col: str, label: str, allow: bool) -> dict:
+    """Distinct ids that collide once surrounding spaces, Unicode form and letter case are set aside.
+    O(K) over the K distinct ids (after aggregation); refuses unless ``allow``."""
+    ids = [v for v in docs if v is not None]
+    keys = [_id_key(str(v)) for v in ids]
+    if len(set(keys)) == len(set(ids)):
+        return {}
+    members: dict[str, list] = {}
+    for v, k in zip(ids, keys):
+        members.setdefault(k, []).append(v)
+    groups = [list(dict.fromkeys(g)) for g in members.values()]
+    groups = [g for g in groups if len(g) > 1]
+    if not groups:
+        return {}
+    examples = [[str(v) for v in g[:3]] for g in groups[:_SIMILAR_EXAMPLES]]
+    if not allow:
+        shown = "; ".join(" / ".join(repr(_short(v, 24)) for v in g) for g in examples)
+        raise InputError(f"column '{col}' in {label}: {len(groups)} group(s) of document ids differ only in surrounding "
+                         f"spaces, letter case or Unicode form ({shown}); fix the ids, or pass --allow-similar-ids "
+                         "(allow_similar_ids=True in Python, data.allow_similar_ids: true in a params file) to keep "
+                         "them as different documents")
+    return {"similar_ids": {"groups": len(groups), "examples": examples}}
 
 
 # ====================================================================== sources
 @dataclass
 class _Source:
     con: duckdb.DuckDBPyConnection
-    label: str               # how messages name the data: the path, or "the DataFrame"
-    path: str | None
+    label: str               # how messages name the data: the path, "standard input" or "the DataFrame"
+    path: str | None         # the path the user gave ("-" for standard input)
     fmt: str
     relation: str            # SQL FROM clause
     columns: list[str]       # user-visible column names, in order
     types: dict[str, str]    # user column name -> DuckDB type
     refs: dict[str, str] = field(default_factory=dict)  # user column name -> SQL expression
     nbytes: int | None = None
-    json_read: tuple | None = None  # (sql path literal, json format) when the relation is built lazily
+    json_read: tuple | None = None  # (sql path literal, json format, compression) when built lazily
     parquet_lit: str | None = None  # sql path literal of a Parquet file (its footer has column statistics)
+    disk: str | None = None  # the file actually read (a copy in the temporary folder for a stream)
+    gz: bool = False         # gzip-compressed text
 
     def require(self, *names: str) -> None:
         for name in names:
             if name not in self.types:
                 raise ColumnError(_not_found(name, self.columns, self.label))
         if self.json_read is not None:
-            lit, jfmt = self.json_read
+            lit, jfmt, comp = self.json_read
             cols = ", ".join(f"{_sql_str(nm)}: 'VARCHAR'" for nm in dict.fromkeys(names))
-            self.relation = f"read_json({lit}, format='{jfmt}', columns={{{cols}}})"
+            self.relation = f"read_json({lit}, format='{jfmt}', compression='{comp}', columns={{{cols}}})"
 
     def ref(self, name: str) -> str:
         return self.refs.get(name) or _ident(name)
@@ -313,9 +631,9 @@ class _Source:
         lo, hi, groups, with_min, with_max = row
         return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
 
-    def fetch(self, sql: str) -> dict:
+    def fetch(self, sql: str, params=None) -> dict:
         try:
-            return self.con.execute(sql).fetchnumpy()
+            return self.con.execute(sql, params).fetchnumpy() if params else self.con.execute(sql).fetchnumpy()
         except duckdb.Error as e:
             raise _translate(e, self) from None
 
@@ -325,10 +643,13 @@ class _Source:
 
 @contextmanager
 def _open_source(source, fmt):
-    """Resolve ``source`` to a DuckDB relation on a fresh, memory-limited connection."""
+    """Resolve ``source`` to a DuckDB relation on a fresh, memory-limited connection that reads
+    local files only (no extension is installed or loaded, so no URL is ever fetched)."""
     with tempfile.TemporaryDirectory(prefix="perdoc-duckdb-") as tmp:
         con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": tmp,
-                                     "preserve_insertion_order": False})
+                                     "preserve_insertion_order": False,
+                                     "autoinstall_known_extensions": False,
+                                     "autoload_known_extensions": False})
         try:
             con.execute("SET enable_progress_bar = false")
             pd = sys.modules.get("pandas")  # a DataFrame implies pandas is already imported
@@ -357,105 +678,261 @@ def _file_source(con, source, fmt, tmp: str) -> _Source:
     if not isinstance(source, (str, os.PathLike)):
         raise ParameterError(f"source must be a file path or a pandas DataFrame, not {type(source).__name__}")
     path = os.fspath(source)
-    if not os.path.exists(path):
-        raise DataFileError(f"data file not found: {path}")
-    if os.path.isdir(path):
-        raise DataFileError(f"{path} is a directory, not a data file")
-    kind, gz = _format_of(path, fmt)
-    nbytes = os.path.getsize(path)
-    lit = _sql_str(_unglobbed(path, tmp))
-    if nbytes == 0:
-        raise InputError(f"{path} is empty: it has no data rows")
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if path == "-":
+        label = _STDIN
+        kind, gz = _format_of(label, fmt, stream=True)
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise DataFileError("cannot read standard input: this process has none")
+        disk, nbytes, gz = _spool(stream, tmp, label, kind)
+    else:
+        label = path
+        if not os.path.exists(path):
+            raise DataFileError(f"data file not found: {path}")
+        if os.path.isdir(path):
+            raise DataFileError(f"{path} is a directory, not a data file")
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as e:
+            raise DataFileError(f"cannot read {path}: {e.strerror or e}") from None
+        if stat.S_ISREG(mode):
+            kind, gz = _format_of(path, fmt)
+            disk, nbytes = path, os.path.getsize(path)
+            if nbytes == 0:
+                raise InputError(f"{path} is empty: it has no data rows")
+            _check_magic(disk, label, kind, gz)
+        else:  # a pipe (named, or /dev/fd/N from process substitution) or a device: a stream
+            kind, gz = _format_of(path, fmt, stream=True)
+            try:
+                with open(path, "rb") as fh:
+                    disk, nbytes, gz = _spool(fh, tmp, label, kind)
+            except OSError as e:
+                raise DataFileError(f"cannot read {path}: {e.strerror or e}") from None
+    lit = _sql_str(_duckdb_path(disk, tmp))
+    comp = "gzip" if gz else "none"
+    common = dict(con=con, label=label, path=path, fmt=kind, nbytes=nbytes, disk=disk, gz=gz)
     if kind in ("csv", "tsv"):
-        header = _csv_header(path, kind, gz)
+        header = _csv_header(disk, kind, gz, label)
         if not header:
-            raise InputError(f"{path} is empty: it has no data rows")
+            raise InputError(f"{label} is empty: it has no data rows")
         delim = "," if kind == "csv" else "\\t"
         inner = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header)))
         relation = (f"read_csv({lit}, columns={{{inner}}}, auto_detect=false, header=true, "
-                    f"delim=E'{delim}', quote='\"', escape='\"', strict_mode=true, null_padding=false)")
+                    f"delim=E'{delim}', quote='\"', escape='\"', strict_mode=true, null_padding=false, "
+                    f"compression='{comp}')")
         dups = {h for h in header if header.count(h) > 1}
         refs = {h: f"c{i}" for i, h in enumerate(header) if h not in dups}
         types = {h: "VARCHAR" for h in refs}
-        return _Source(con=con, label=path, path=path, fmt=kind, relation=relation, columns=header,
-                       types=types, refs=refs, nbytes=nbytes)
+        return _Source(relation=relation, columns=header, types=types, refs=refs, **common)
     if kind == "parquet":
         relation = f"read_parquet({lit})"
-        src = _Source(con=con, label=path, path=path, fmt=kind, relation=relation, columns=[], types={},
-                      nbytes=nbytes, parquet_lit=lit)
+        src = _Source(relation=relation, columns=[], types={}, parquet_lit=lit, **common)
         src.types = _describe(con, relation, src)
         src.columns = list(src.types)
         return src
     # JSON Lines / JSON: sniff the keys, then read the wanted keys as text (parsed in SQL)
     jfmt = "newline_delimited" if kind == "jsonl" else "auto"
-    src = _Source(con=con, label=path, path=path, fmt=kind, relation="", columns=[], types={},
-                  nbytes=nbytes, json_read=(lit, jfmt))
-    sniffed = _describe(con, f"read_json({lit}, format='{jfmt}')", src)
+    src = _Source(relation="", columns=[], types={}, json_read=(lit, jfmt, comp), **common)
+    sniffed = _describe(con, f"read_json({lit}, format='{jfmt}', compression='{comp}')", src)
     if list(sniffed.items()) == [("json", "JSON")]:
-        raise DataFileError(f"cannot read {path} as {_FMT_NAMES[kind]}: its records are not all JSON objects "
+        raise DataFileError(f"cannot read {label} as {_FMT_NAMES[kind]}: its records are not all JSON objects "
                             "with named fields; JSON Lines needs one JSON object per line")
     src.columns = list(sniffed)
     src.types = {k: "VARCHAR" for k in sniffed}
     return src
 
 
-def _unglobbed(path: str, tmp: str) -> str:
-    """DuckDB expands * ? [ ] in file names; give it a plain-named link to such a file instead."""
-    if not re.search(r"[*?\[\]{}]", path):
-        return path
-    name = os.path.basename(path).lower()
-    link = os.path.join(tmp, "input" + (".gz" if name.endswith(".gz") else ""))
+def _spool(stream, tmp: str, label: str, kind: str) -> tuple[str, int, bool]:
+    """Copy a stream into the temporary folder (deleted with it); gzip data is recognised by its
+    first bytes. Returns (file, bytes, gzip)."""
+    disk = os.path.join(tmp, f"stream-{uuid.uuid4().hex[:8]}")
     try:
-        os.symlink(os.path.abspath(path), link)
+        with open(disk, "wb") as out:
+            shutil.copyfileobj(stream, out, 1 << 20)
+    except OSError as e:
+        raise DataFileError(f"cannot read {label}: {e.strerror or e}") from None
+    nbytes = os.path.getsize(disk)
+    if nbytes == 0:
+        raise InputError(f"{label} is empty: it has no data rows")
+    with open(disk, "rb") as fh:
+        gz = fh.read(3) == _GZIP_MAGIC
+    _check_magic(disk, label, kind, gz)
+    return disk, nbytes, gz
+
+
+def _duckdb_path(path: str, tmp: str) -> str:
+    """The path to hand DuckDB: absolute, so never taken for a URL (``s3:/x`` is a folder ``s3:``),
+    and without * ? [ ] { } (DuckDB expands them); else a plain-named link in the temporary folder."""
+    full = os.path.abspath(path)
+    if not re.search(r"[*?\[\]{}]", full) and "://" not in full and not re.match(r"[A-Za-z][\w+.-]+:", full):
+        return full
+    link = os.path.join(tmp, f"input-{uuid.uuid4().hex[:8]}")
+    try:
+        os.symlink(full, link)
     except OSError:
-        raise DataFileError(f"cannot read {path}: rename it without * ? [ ] {{ }} in its name") from None
+        raise DataFileError(f"cannot read {path}: rename it without * ? [ ] {{ }} or a leading 'name:' "
+                            "in its path") from None
     return link
 
 
-def _format_of(path: str, fmt: str | None) -> tuple[str, bool]:
+def _format_of(path: str, fmt: str | None, *, stream: bool = False) -> tuple[str, bool]:
     name = os.path.basename(path).lower()
     gz = name.endswith(".gz")
     if fmt is not None:
         kind = _FMT_ALIASES.get(str(fmt).lower().lstrip("."))
         if kind is None:
-            raise ParameterError(f"fmt={fmt!r} is not a known format; use one of csv, tsv, parquet, jsonl, json")
-        if gz and kind == "parquet":
+            raise ParameterError(f"fmt={fmt!r} is not a known format (--format on the command line, data.format "
+                                 "in a params file); use one of csv, tsv, parquet, jsonl, json")
+        if gz and kind == "parquet" and not stream:
             raise DataFileError(f"{path}: a gzip-compressed Parquet file cannot be read; decompress it first")
         return kind, gz
     stem = name[:-3] if gz else name
     ext = os.path.splitext(stem)[1]
     kind = _EXTENSIONS.get(ext)
+    if stream and (path == _STDIN or kind is None):
+        what = "standard input has no file name" if path == _STDIN else f"{path} is a pipe whose name has no extension"
+        raise DataFileError(f"cannot tell the format of {path}: {what} to tell it from; {_PASS_FORMAT}")
     if kind is None or (gz and kind == "parquet"):
         shown = ext + (".gz" if gz else "") if ext else "(none)"
         raise DataFileError(f"cannot tell the format of {path} from its extension {shown!r}: use .csv, .tsv, "
-                            ".parquet, .pq, .jsonl, .ndjson or .json (text formats may end in .gz), or pass fmt=")
+                            f".parquet, .pq, .jsonl, .ndjson or .json (text formats may end in .gz), or "
+                            f"{_PASS_FORMAT}")
     return kind, gz
 
 
-def _csv_header(path: str, kind: str, gz: bool) -> list[str]:
+# ---------------------------------------------------------------------- what the bytes say
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_MAGIC = (  # (first bytes, what they are, what to do)
+    (_GZIP_MAGIC, "gzip-compressed data", None),
+    (b"PAR1", "Parquet data", "name it .parquet, or pass --format parquet (fmt='parquet' in Python, "
+                              "data.format: parquet in a params file)"),
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook is one)", "export the sheet as CSV"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Excel (.xls) or other OLE2 file", "export the sheet as CSV"),
+    (b"\xfd7zXZ\x00", "xz-compressed data", "decompress it (or recompress it with gzip and name it .gz)"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "decompress it (or recompress it with gzip and name it .gz)"),
+)
+
+
+def _magic(head: bytes, disk: str | None = None):
+    """(what the first bytes show, what to do), or None for anything else (text, or unknown)."""
+    for sig, what, todo in _MAGIC:
+        if head.startswith(sig):
+            if sig == b"PAR1":  # a Parquet file also ends in PAR1 (a CSV header may start with it)
+                if disk is None or _tail(disk) != b"PAR1":
+                    return None
+            return what, todo
+    if re.match(rb"BZh[1-9]1AY&SY", head):
+        return "bzip2-compressed data", "decompress it (or recompress it with gzip and name it .gz)"
+    if len(head) >= 4 and head[:2] in (b"\xff\xfe", b"\xfe\xff") and b"\x00" in head[2:4]:
+        return "UTF-16 text", "save it as UTF-8"
+    return None
+
+
+def _tail(disk: str) -> bytes:
+    try:
+        with open(disk, "rb") as fh:
+            fh.seek(-4, os.SEEK_END)
+            return fh.read(4)
+    except OSError:
+        return b""
+
+
+def _check_magic(disk: str, label: str, kind: str, gz: bool) -> None:
+    """Refuse, saying what the file is, when its first bytes contradict the format it is read as."""
+    try:
+        with open(disk, "rb") as fh:
+            head = fh.read(16)
+    except OSError as e:
+        raise DataFileError(f"cannot read {label}: {e.strerror or e}") from None
+    name = _FMT_NAMES[kind]
+    found = _magic(head, disk)
+    if found is None:
+        return
+    what, todo = found
+    if kind == "parquet":
+        if what != "Parquet data":
+            todo = "decompress it first" if what == "gzip-compressed data" else todo
+            raise DataFileError(f"cannot read {label} as Parquet: it is {what}, not a Parquet file; {todo}")
+        return
+    if what == "gzip-compressed data":
+        if gz:
+            return
+        base = os.path.basename(label)
+        raise DataFileError(f"cannot read {label} as {name}: it is gzip-compressed data; name it {base}.gz "
+                            "(a .gz file is read as gzip) or decompress it")
+    raise DataFileError(f"cannot read {label} as {name}: it is {what}; {todo}")
+
+
+def _csv_header(path: str, kind: str, gz: bool, label: str | None = None) -> list[str]:
     """The header record, read on its own (binary, so bad bytes further down do not matter here)."""
+    label = label or path
     opener = gzip.open if gz else open
     name = _FMT_NAMES[kind]
     try:
         with opener(path, "rb") as fh:
-            raw = fh.readline(1 << 20)
-            while raw.count(b'"') % 2 and len(raw) < (1 << 20):  # a quoted header field spanning lines
-                more = fh.readline(1 << 20)
-                if not more:
-                    break
-                raw += more
+            raw = fh.read(1 << 20)
     except (OSError, EOFError) as e:
         what = "not a valid gzip file" if isinstance(e, (gzip.BadGzipFile, EOFError)) else (e.strerror or str(e))
-        raise DataFileError(f"cannot read {path} as {name}: {what}") from None
+        raise DataFileError(f"cannot read {label} as {name}: {what}") from None
+    if gz:
+        found = _magic(raw[:16])
+        if found is not None:
+            raise DataFileError(f"cannot read {label} as {name}: its gzip content is {found[0]}; {found[1]}")
+    raw = raw[:_record_end(raw)]
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise DataFileError(f"cannot read {path} as {name}: line 1 (the header) is not UTF-8 text") from None
+        raise DataFileError(f"cannot read {label} as {name}: line 1 (the header) is not UTF-8 text") from None
+    if "\x00" in text:
+        raise DataFileError(f"cannot read {label} as {name}: line 1 (the header) holds NUL bytes; is it UTF-16 "
+                            "text? save it as UTF-8")
     try:
         return next(csv.reader([text], delimiter="," if kind == "csv" else "\t", quotechar='"',
                                doublequote=True), [])
     except csv.Error as e:
-        raise DataFileError(f"cannot read {path} as {name}: line 1 (the header): {e}") from None
+        raise DataFileError(f"cannot read {label} as {name}: line 1 (the header): {e}") from None
+
+
+def _record_end(buf: bytes) -> int:
+    """Where the first record of ``buf`` ends: at its first line feed outside quotes (a CR before it
+    is dropped), or, in a file without line feeds (old Mac text), at its first carriage return."""
+    stops = b"\n" if b"\n" in buf else b"\r"
+    inside = False
+    for m in re.finditer(b'["' + stops + b"]", buf):
+        if m.group() == b'"':
+            inside = not inside
+        elif not inside:
+            end = m.start()
+            return end - 1 if stops == b"\n" and end and buf[end - 1:end] == b"\r" else end
+    return len(buf)
+
+
+def _line_ending_problem(path: str, gz: bool):
+    """Error path only: (line, its ending, line 1's ending) for the first line (1-based) whose
+    ending differs from line 1's, outside quoted fields; None when every line ends alike."""
+    opener = gzip.open if gz else open
+    names = {b"\r\n": "CRLF (\\r\\n, Windows)", b"\n": "LF (\\n, Unix)", b"\r": "a lone CR (\\r, old Mac)"}
+    first, line, inside = None, 1, False
+    try:
+        with opener(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                if chunk.endswith(b"\r"):  # keep a CR LF pair in one chunk
+                    chunk += fh.read(1)
+                for m in re.finditer(rb'"|\r\n?|\n', chunk):
+                    tok = m.group()
+                    if tok == b'"':
+                        inside = not inside
+                    elif not inside:
+                        if first is None:
+                            first = tok
+                        elif tok != first:
+                            return line, names[tok], names[first]
+                        line += 1
+    except (OSError, EOFError):
+        return None
+    return None
 
 
 def _describe(con, relation: str, src: _Source | None) -> dict[str, str]:
@@ -543,10 +1020,11 @@ def _plain(arr, dtype):
 _COLUMN_RE = re.compile(r"^column (doc|n|s|q)\b:?\s*")
 
 
-def _build(*, src_label: str, mapping: dict, n, s, q, doc, source: dict) -> DocTable:
+def _build(*, src_label: str, mapping: dict, n, s, q, doc, source: dict, scale: float = 1.0,
+           assume_binary: bool = True) -> DocTable:
     """``DocTable.from_arrays`` with its messages reworded to the user's column and file names."""
     try:
-        return DocTable.from_arrays(n, s, q, doc, source=source)
+        return DocTable.from_arrays(n, s, q, doc, source=source, scale=scale, assume_binary=assume_binary)
     except PerdocError as e:
         msg = str(e)
         m = _COLUMN_RE.match(msg)
@@ -581,13 +1059,22 @@ def _translate(err: Exception, src: _Source | None) -> PerdocError:
         if "Invalid unicode" in text:
             detail = "not valid UTF-8 text"
         return DataFileError(f"cannot read {label} as {kind}: line {line}: {_short(detail.strip(), 160)}")
+    if "state machine reached an invalid state" in text and src is not None and src.disk is not None:
+        where = _line_ending_problem(src.disk, src.gz)
+        if where is not None:
+            line, ending, first_ending = where
+            return DataFileError(f"cannot read {label} as {kind}: mixed line endings: line {line} ends in {ending} "
+                                 f"but line 1 ends in {first_ending}; use one kind of line ending throughout "
+                                 "(e.g. convert the file with dos2unix)")
+        return DataFileError(f"cannot read {label} as {kind}: it breaks the CSV rules (RFC 4180) perdoc reads by; "
+                             "check its quotes and line endings")
     if "Invalid unicode" in text:
         return DataFileError(f"cannot read {label} as {kind}: it is not valid UTF-8 text")
     if "No magic bytes" in text or "not a parquet file" in text.lower():
         return DataFileError(f"cannot read {label} as Parquet: the file is truncated or not a Parquet file "
                              "(no valid Parquet footer)")
-    if "Malformed JSON" in text and src is not None and src.path is not None:
-        where = _first_bad_json_line(src.path)
+    if "Malformed JSON" in text and src is not None and src.disk is not None:
+        where = _first_bad_json_line(src.disk, src.gz)
         if where is not None:
             line, why = where
             return DataFileError(f"{label}: line {line} is not valid JSON ({why}); "
@@ -598,12 +1085,14 @@ def _translate(err: Exception, src: _Source | None) -> PerdocError:
     return DataFileError(f"cannot read {label} as {kind}: {_short(first, 200)}")
 
 
-def _first_bad_json_line(path: str):
+def _first_bad_json_line(path: str, gz: bool | None = None):
     """Error path only: the first line of a JSON Lines file that does not parse (1-based), or None."""
     def _no_constants(token):
         raise ValueError(f"{token} is not valid JSON")
 
-    opener = gzip.open if path.lower().endswith(".gz") else open
+    if gz is None:
+        gz = path.lower().endswith(".gz")
+    opener = gzip.open if gz else open
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="strict") as fh:
             first_char = None
@@ -625,88 +1114,3 @@ def _first_bad_json_line(path: str):
     except (OSError, UnicodeDecodeError, EOFError):
         return None
     return None
-
-
-# ====================================================================== two systems
-def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None):
-    """Aggregate rows scored by two systems (columns ``a`` and ``b``) to a per-document pair table.
-
-    Paired (the default): every row must carry a score for both systems; otherwise this refuses
-    with a message counting the unmatched rows. ``unpaired=True`` accepts rows scored by only one
-    system (each system then has its own n_d) and counts rows scored by neither as excluded.
-    Returns a :class:`perdoc.compare.PairTable`.
-    """
-    from .compare import PairTable
-    from .table import Exclusion
-    _check_names(doc=doc, a=a, b=b)
-    with _open_source(source, fmt) as src:
-        src.require(doc, a, b)
-        d_expr = _doc_expr(src.ref(doc))
-        raw_a, xa, text_a = src.number(a)
-        raw_b, xb, text_b = src.number(b)
-        parts = [f"{d_expr} AS d", f"{raw_a} AS ra", f"{xa} AS xa", f"{raw_b} AS rb", f"{xb} AS xb"]
-        checks = []
-        for tag, text in (("a", text_a), ("b", text_b)):
-            checks += [
-                f"count(*) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS text_{tag}" if text
-                else f"0 AS text_{tag}",
-                f"min(r{tag}) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS ex_{tag}" if text
-                else f"NULL AS ex_{tag}",
-                f"count(*) FILTER (WHERE isnan(x{tag})) AS nan_{tag}",
-                f"count(*) FILTER (WHERE isinf(x{tag})) AS inf_{tag}",
-            ]
-        sql = f"""
-            SELECT d AS doc,
-                   count(*) AS rows,
-                   count(*) FILTER (WHERE ra IS NOT NULL AND rb IS NOT NULL) AS n_both,
-                   count(*) FILTER (WHERE ra IS NOT NULL) AS n_a,
-                   count(*) FILTER (WHERE rb IS NOT NULL) AS n_b,
-                   fsum(xa) AS s_a, fsum(xa * xa) AS q_a,
-                   fsum(xb) AS s_b, fsum(xb * xb) AS q_b,
-                   fsum((xa - xb) * (xa - xb)) AS q_d,
-                   {", ".join(checks)}
-            FROM (SELECT {", ".join(parts)} FROM {src.relation})
-            GROUP BY d ORDER BY d NULLS LAST"""
-        res = src.fetch(sql)
-        rows_per_doc = _plain(res["rows"], float)
-        docs = _plain(res["doc"], object)
-        rows = int(rows_per_doc.sum())
-        if rows == 0:
-            raise InputError(f"{src.label} has no data rows")
-        missing_doc = np.array([v is None for v in docs])
-        if missing_doc.any():
-            k = int(rows_per_doc[missing_doc].sum())
-            raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
-                             "every row needs a document id")
-        for tag, col in (("a", a), ("b", b)):
-            _check_scores(res, col, src.label, text=f"text_{tag}", example=f"ex_{tag}", nan=f"nan_{tag}",
-                          inf=f"inf_{tag}")
-        n_both = _plain(res["n_both"], float)
-        n_a = _plain(res["n_a"], float)
-        n_b = _plain(res["n_b"], float)
-        only_a = int((n_a - n_both).sum())
-        only_b = int((n_b - n_both).sum())
-        neither = int((rows_per_doc - n_a - n_b + n_both).sum())
-        exclusions = ()
-        if not unpaired:
-            if only_a or only_b or neither:
-                raise InputError(
-                    f"{src.label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
-                    f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
-                    "comparison needs both scores on every row (use the unpaired comparison to compare "
-                    "them anyway, by the delta method)")
-        elif neither:
-            exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
-        info = src.info(rows)
-        info.update({"rows_only_a": only_a, "rows_only_b": only_b, "rows_neither": neither})
-    s_a = _plain(res["s_a"], float)
-    s_b = _plain(res["s_b"], float)
-    q_a = _plain(res["q_a"], float)
-    q_b = _plain(res["q_b"], float)
-    # documents whose rows all lack both scores carry nothing: drop them, counted above
-    keep = (n_a > 0) | (n_b > 0)
-    return PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]), q_a=np.nan_to_num(q_a[keep]),
-                           n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]), q_b=np.nan_to_num(q_b[keep]),
-                           q_d=None if unpaired else _plain(res["q_d"], float)[keep],
-                           names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
-                           label=src.label)

@@ -21,13 +21,19 @@ def load_study_table(study: Study) -> DocTable:
     from .io import load_chunks, load_docs
     d, g = study.data, study.design
     if d.aggregated:
-        return load_docs(d.path, doc=d.doc, n=d.n, s=d.s, q=d.q)
+        return load_docs(d.path, doc=d.doc, n=d.n, s=d.s, q=d.q, **_read_options(d))
     attrs = {}
     if g.sampling == "stratified":
         attrs["stratum"] = g.strata_column
     if g.sampling == "two_stage":
         attrs["chunks_in_doc"] = g.chunks_in_doc
-    return load_chunks(d.path, doc=d.doc, score=d.score, attrs=attrs or None)
+    return load_chunks(d.path, doc=d.doc, score=d.score, attrs=attrs or None, **_read_options(d))
+
+
+def _read_options(d) -> dict:
+    """How the params' ``data`` block says to read its files (the census too): format, declared
+    metric, similar ids."""
+    return {"fmt": d.format, "metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
 
 
 def load_study_pairs(study: Study):
@@ -36,7 +42,7 @@ def load_study_pairs(study: Study):
     d = study.data
     if d.compare_to is None:
         return None
-    return load_pairs(d.path, doc=d.doc, a=d.score, b=d.compare_to)
+    return load_pairs(d.path, doc=d.doc, a=d.score, b=d.compare_to, **_read_options(d))
 
 
 def estimate_study(study: Study, table: DocTable) -> Estimates:
@@ -58,7 +64,7 @@ def load_study_census(study: Study) -> DocTable | None:
     attrs = {}
     if g.sampling == "stratified":
         attrs["stratum"] = g.strata_column
-    return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None)
+    return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None, **_read_options(d))
 
 
 def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
@@ -92,7 +98,8 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
     paired = None
     if study.data.compare_to is not None and (design is None):
         from .io import load_pairs
-        pairs = load_pairs(study.census, doc=study.data.doc, a=study.data.score, b=study.data.compare_to)
+        pairs = load_pairs(study.census, doc=study.data.doc, a=study.data.score, b=study.data.compare_to,
+                           **_read_options(study.data))
         paired = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
                                 replicates=sim.replicates)
     return single, paired
