@@ -51,6 +51,9 @@ class DataSpec:
     s: str | None = None
     q: str | None = None
     compare_to: str | None = None
+    format: str | None = None       # csv, tsv, jsonl, json or parquet (default: from the file name)
+    metric: str | None = None       # declared kind of score: binary, proportion or score (default: inferred)
+    allow_similar_ids: bool = False  # keep ids that differ only in spaces, case or Unicode form apart
 
     @property
     def aggregated(self) -> bool:
@@ -148,6 +151,9 @@ SCHEMA: dict[str, Any] = {
         "s": (_STR, False),
         "q": (_STR, False),
         "compare_to": (_STR, False),
+        "format": (_STR, False),
+        "metric": (_STR, False),
+        "allow_similar_ids": ("true or false", False),
     }, True),
     "design": ({
         "population": (_STR, True),
@@ -235,8 +241,21 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     data_path = Path(d["path"])
     if not data_path.is_absolute():
         data_path = (base / data_path).resolve()
+    data_format = d.get("format")
+    if data_format is not None:
+        data_format = data_format.lower().lstrip(".")
+        if data_format not in ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq"):
+            raise ParamsError(f"{label}: key 'data.format' must be one of csv, tsv, jsonl, json, parquet "
+                              f"(got {d['format']!r})")
+    metric = d.get("metric")
+    if metric is not None and metric not in ("binary", "proportion", "score"):
+        raise ParamsError(f"{label}: key 'data.metric' must be binary, proportion or score (got {metric!r})")
+    similar = d.get("allow_similar_ids")
+    if similar is not None and not isinstance(similar, bool):
+        raise ParamsError(f"{label}: key 'data.allow_similar_ids' must be true or false, got {_show(similar)}")
     data = DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
-                    q=d.get("q"), compare_to=d.get("compare_to"))
+                    q=d.get("q"), compare_to=d.get("compare_to"), format=data_format, metric=metric,
+                    allow_similar_ids=bool(similar))
 
     g = raw["design"]
     sampling = g.get("sampling", "srs")
