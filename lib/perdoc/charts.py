@@ -8,6 +8,11 @@ Charts never hand Altair more than :data:`MAX_ROWS` rows per dataset (Altair ref
 5,000): distributions are binned in pandas first, and above :data:`MAX_POINTS` documents the
 rate-against-size scatter shows binned cells instead of one point per document.
 
+A chart with nothing to show (every bootstrap replicate equal, no finite half-width, no method with
+an interval in any simulated sample) is not drawn: :func:`bootstrap_empty`, :func:`planning_empty`
+and :func:`coverage_empty` give the sentence a report shows instead (``None`` when there is
+something to draw).
+
 Text that comes from the data (document ids) is passed to Vega as data, never spliced into markup;
 Vega's SVG renderer escapes it, so an id such as ``<script>`` cannot become an element.
 """
@@ -27,7 +32,8 @@ from .results import Estimates, Interval
 from .table import DocTable
 
 __all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
-           "bootstrap_distribution", "paired_differences", "planning_curve", "coverage_chart", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS"]
+           "bootstrap_distribution", "paired_differences", "planning_curve", "coverage_chart", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS",
+           "bootstrap_empty", "planning_empty", "coverage_empty"]
 
 WIDTH = 560            # plot width in pixels, every chart
 MAX_ROWS = 5000        # never pass more rows than this to Altair (its MaxRowsError limit)
@@ -301,6 +307,9 @@ def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
     theta = np.asarray(draws.micro if estimand == "micro" else draws.macro, dtype=float)
     theta = theta[np.isfinite(theta)]
     est = estimates.micro_estimate if estimand == "micro" else estimates.macro_estimate
+    no_finite = theta.size == 0
+    if no_finite:  # no finite replicate: an empty histogram around the estimate
+        theta = np.array([float(est)])
     try:
         iv: Interval | None = estimates.interval(estimand, "bootstrap_t")
     except KeyError:
@@ -311,6 +320,8 @@ def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
     else:
         edges = np.array([t_lo - 0.5e-3, t_hi + 0.5e-3])
     counts, _ = np.histogram(theta, bins=edges)
+    if no_finite:
+        counts = np.zeros_like(counts)
     hist = _data(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "replicates": counts}))
     level = f"{estimates.level:.0%}"
     marks = [{"kind": "estimate", "value": float(est), "text": f"estimate {est:.3f}"}]
@@ -352,6 +363,41 @@ def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
     caption = (f"{B:,} replicates resampling documents{seed}; {deg:.1%} degenerate "
                f"(all drawn documents share one rate, dropped from bootstrap-t); {iv_text}.")
     return Chart(_plain(chart), title, caption)
+
+
+def bootstrap_empty(estimates: Estimates, estimand: str = "micro") -> str | None:
+    """Why :func:`bootstrap_distribution` has no distribution to show, or ``None`` when it has one."""
+    draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
+    if draws is None or draws.replicates == 0:
+        return "The document bootstrap was not run (replicates = 0): no distribution to draw."
+    theta = np.asarray(draws.micro if estimand == "micro" else draws.macro, dtype=float)
+    theta = theta[np.isfinite(theta)]
+    B = draws.replicates
+    if theta.size == 0:
+        return f"None of the {B:,} bootstrap replicates gave a finite estimate: no distribution to draw."
+    if float(np.ptp(theta)) == 0.0:
+        return (f"Every one of the {B:,} bootstrap replicates gives the same estimate ({theta[0]:.4g}): "
+                "every document has the same rate, so resampling documents changes nothing and there is "
+                "no distribution to draw.")
+    return None
+
+
+def planning_empty(curves: dict) -> str | None:
+    """Why :func:`planning_curve` has nothing to show, or ``None`` when some half-width is positive."""
+    values = np.array([h for pts in curves.values() for _, h in pts], dtype=float)
+    if values.size == 0 or not np.any(np.isfinite(values) & (values > 0)):
+        return ("No planning curve: no positive, finite half-width to draw (the spread S is 0 or unknown).")
+    return None
+
+
+def coverage_empty(frame: pd.DataFrame) -> str | None:
+    """Why :func:`coverage_chart` has nothing to show, or ``None`` when some method has a coverage."""
+    if frame is None or len(frame) == 0:
+        return "No coverage chart: the simulation has no methods."
+    cov = pd.to_numeric(frame["coverage"], errors="coerce")
+    if not np.isfinite(cov).any():
+        return "No coverage chart: no method gave an interval in any simulated sample."
+    return None
 
 
 # ---------------------------------------------------------------------------------- rendering
@@ -424,9 +470,13 @@ def planning_curve(curves: dict, *, target: float | None = None, current_k: int 
 def coverage_chart(frame: pd.DataFrame, *, level: float) -> Chart:
     """Simulated coverage of each method with a 2 x Monte Carlo SE bar, and the nominal level.
 
-    ``frame`` has columns method, estimand, coverage, mc_se, baseline (bool).
+    ``frame`` has columns method, estimand, coverage, mc_se, baseline (bool). Rows whose coverage
+    is missing (NaN) are not drawn and are named in the caption.
     """
     df = frame.copy()
+    shown = np.isfinite(pd.to_numeric(df["coverage"], errors="coerce").astype(float))
+    left_out = [str(m) for m in df.loc[~shown, "method"]]
+    df = df[shown]  # a method without a coverage (no interval in any sample) has no bar to draw
     df["lo"] = (df["coverage"] - 2 * df["mc_se"]).clip(lower=0)
     df["hi"] = (df["coverage"] + 2 * df["mc_se"]).clip(upper=1)
     df["kind"] = np.where(df["baseline"], "baseline", "method")
@@ -441,7 +491,8 @@ def coverage_chart(frame: pd.DataFrame, *, level: float) -> Chart:
     nominal = alt.Chart(pd.DataFrame({"x": [level]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q")
     chart = alt.layer(bars, pts, nominal).properties(width=WIDTH, height=max(120, 22 * len(df)), title=title)
     caption = (f"Share of simulated samples whose interval covered the census value; the dashed line is the "
-               f"nominal {level:.0%}. Methods whose bar stays left of it undercover on data like these.")
+               f"nominal {level:.0%}. Methods whose bar stays left of it undercover on data like these."
+               + (f" Not drawn (no coverage): {', '.join(left_out)}." if left_out else ""))
     return Chart(_plain(chart), title, caption)
 
 

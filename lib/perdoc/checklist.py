@@ -4,7 +4,9 @@
 built from the table, the estimates and the parameters the analyst gives (population, design,
 estimand and why, what is out of scope). An item whose required text was not given has status
 ``"missing"``, so a report can show the gap instead of hiding it; an item that does not apply (no
-bootstrap was run) has status ``"not applicable"``.
+bootstrap was run) has status ``"not applicable"``; an item the data cannot give (no interval because
+every document has the same rate, an ICC of 0/0 because every score is the same) has status
+``"unavailable"`` and says why.
 """
 
 from __future__ import annotations
@@ -13,15 +15,16 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
 from .errors import ParameterError
 from .results import Estimates
 from .table import DocTable, Exclusion
 
-__all__ = ["Item", "checklist", "checklist_frame", "STATUSES", "DEFAULT_OUT_OF_SCOPE"]
+__all__ = ["Item", "checklist", "checklist_frame", "STATUSES", "DEFAULT_OUT_OF_SCOPE", "every_score_same"]
 
-STATUSES = ("given", "missing", "not applicable")
+STATUSES = ("given", "missing", "not applicable", "unavailable")
 
 DEFAULT_OUT_OF_SCOPE = (
     "the index, held fixed (one chunking and one embedding of the corpus)",
@@ -49,7 +52,8 @@ FRAGILE_N_EFF = ("diagnostics only, not a substitute for the document-level vari
 @dataclass(frozen=True)
 class Item:
     """One checklist entry: ``key`` (stable id), ``item`` (what to report), ``value`` (plain text
-    filled from the data and parameters) and ``status`` (given, missing or not applicable)."""
+    filled from the data and parameters) and ``status`` (given, missing, not applicable or
+    unavailable: the data cannot give it, and the value says why)."""
 
     key: str
     item: str
@@ -115,7 +119,8 @@ def _missing(parts: list[str]) -> str:
 # ---------------------------------------------------------------------------------- checklist
 def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: dict,
               out_of_scope: list[str] | None = None,
-              exclusions: Iterable[Exclusion] | None = None) -> list[Item]:
+              exclusions: Iterable[Exclusion] | None = None,
+              out_of_scope_sources: list[str] | None = None) -> list[Item]:
     """The reporting checklist of one analysis.
 
     Parameters
@@ -133,6 +138,9 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
         retriever configuration, population of questions); an empty list is "missing".
     exclusions : iterable of Exclusion, optional
         Rows left out and why; ``None`` takes ``table.exclusions``.
+    out_of_scope_sources : list of str, optional
+        Where each entry of ``out_of_scope`` comes from (same length), e.g. "default" or "from the
+        params file"; each entry is then shown after its source in brackets.
     """
     design = _check_keys(design, DESIGN_KEYS, "design")
     estimand = _check_keys(estimand, ESTIMAND_KEYS, "estimand")
@@ -189,9 +197,17 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     items.append(_method_item(estimates, name, _text(estimand.get("method"))))
 
     # 5. ICC and design effect ------------------------------------------------------------
-    if math.isfinite(diag.icc) and math.isfinite(diag.deff):
+    same = every_score_same(table)
+    if same is not None:
+        value = (f"not available: every measurement has the same score ({same:.4g}), so the ICC is 0/0 and "
+                 "the design effect and the effective n are undefined (shown as ICC 0 and DEFF 1 only by "
+                 "convention)")
+        status = "unavailable"
+    elif math.isfinite(diag.icc) and math.isfinite(diag.deff):
+        n_eff = (f"effective n = N/DEFF = {_num(diag.n_eff, 1)} of N = {_num(N)}" if diag.deff > 0 else
+                 f"the design effect is not positive, so there is no effective n; N = {_num(N)}")
         value = (f"ICC = {diag.icc:.3f}, design effect DEFF = {diag.deff:.2f} "
-                 f"(effective n = N/DEFF = {_num(diag.n_eff, 1)} of N = {_num(N)}), realised "
+                 f"({n_eff}), realised "
                  f"DEFF (CR1 variance / iid variance) = {_num(diag.deff_realised, 2)}; {FRAGILE_N_EFF}")
         status = "given"
     else:
@@ -212,7 +228,16 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     else:
         if isinstance(out_of_scope, str):
             out_of_scope = [out_of_scope]
-        texts = [t for t in (_text(x) for x in out_of_scope) if t]
+        out_of_scope = list(out_of_scope)
+        if out_of_scope_sources is not None:
+            sources = list(out_of_scope_sources)
+            if len(sources) != len(out_of_scope):
+                raise ParameterError(f"out_of_scope_sources has {len(sources)} entries for "
+                                     f"{len(out_of_scope)} out_of_scope entries")
+            texts = [f"[{_text(src) or 'source not given'}] {t}"
+                     for t, src in zip((_text(x) for x in out_of_scope), sources) if t]
+        else:
+            texts = [t for t in (_text(x) for x in out_of_scope) if t]
         value = _join_sentences(texts) if texts else "not given"
         status = "given" if texts else "missing"
     items.append(Item("out_of_scope", "What the uncertainty does not cover", value, status))
@@ -247,11 +272,29 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     return items
 
 
+def every_score_same(table: DocTable) -> float | None:
+    """The one score every measurement has (all 0, all 1, ...), or ``None`` when scores differ or the
+    sums of squares (q) are not known. Then within- and between-document variances are both 0."""
+    if table.q is None or table.N <= 0:
+        return None
+    n, s, q = (np.asarray(x, dtype=float) for x in (table.n, table.s, table.q))
+    rate = s / n
+    mean = float(s.sum() / n.sum())
+    scale = max(1.0, abs(mean))
+    if float(np.ptp(rate)) > 1e-12 * scale:
+        return None
+    within = float(np.sum(q - s * s / n))  # sum of squared deviations from each document's mean
+    if abs(within) > 1e-9 * scale * scale * float(n.sum()):
+        return None
+    return mean / float(getattr(table, "scale", 1.0))  # stored sums may carry a power-of-two scale
+
+
 def _method_item(estimates: Estimates, name: str | None, method: str | None) -> Item:
     """Interval method, resampling unit and effective degrees of freedom (K stated apart)."""
     K = estimates.K
     level = f"{estimates.level:.0%}"
     parts = []
+    unavailable = False
     for estimand in ([name] if name else ["micro", "macro"]):
         m = method if (method and name) else _PRIMARY[estimand]
         try:
@@ -260,7 +303,8 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None) -> 
             raise ParameterError(f"estimand method {m!r} was not computed for {estimand} "
                                  f"(available: {', '.join(i.method for i in estimates.intervals if i.estimand == estimand)})") from None
         ci = (f"[{iv.ci.low:.4f}, {iv.ci.high:.4f}]" if iv.ci is not None
-              else f"no interval ({iv.reason})")
+              else f"no interval ({iv.reason or 'not available'})")
+        unavailable = unavailable or iv.ci is None
         df = f"effective df = {iv.df:.2f}" if iv.df is not None and math.isfinite(iv.df) else "df: none (not a t interval)"
         unit = ("documents resampled with replacement" if iv.resampling_unit == "document"
                 else "analytic, variance from document-level residuals (cluster = document)")
@@ -268,8 +312,10 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None) -> 
     boot = (f"document bootstrap with {estimates.replicates:,} replicates" if estimates.replicates
             else "no bootstrap")
     value = " | ".join(parts) + f" | K = {K:,} documents (stated apart from the df); {boot}"
+    if unavailable:
+        value = "interval unavailable from these data: " + value
     return Item("interval_method", "Interval method, resampling unit and effective degrees of freedom",
-                value, "given")
+                value, "unavailable" if unavailable else "given")
 
 
 def checklist_frame(items: Iterable[Item]) -> pd.DataFrame:

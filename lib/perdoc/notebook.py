@@ -4,10 +4,11 @@ piece of user text (document ids, params text) before it reaches the HTML report
 from __future__ import annotations
 
 import html
+import math
 
 import pandas as pd
 
-__all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc"]
+__all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc", "fmt", "no_sampling_error"]
 
 
 def esc(text) -> str:
@@ -52,3 +53,28 @@ def note(text: str) -> None:
 
 def warning(text: str) -> None:
     show_text(text, tag="div", cls="perdoc-warning")
+
+
+def fmt(x, spec: str = ".4g", none: str = "—") -> str:
+    """A number for a sentence or table cell; ``none`` for None, NaN or infinity."""
+    if x is None or isinstance(x, bool):
+        return none if x is None else str(x)
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return format(v, spec) if math.isfinite(v) else none
+
+
+def no_sampling_error(sim) -> tuple[str, ...]:
+    """The estimands (micro, macro) whose every simulated sample gave the census value exactly (RMSE 0
+    for every method): the census documents do not differ, so there is no sampling error to cover
+    and coverage cannot tell the methods apart."""
+    out = []
+    for estimand in ("micro", "macro"):
+        rmse = [m.get("rmse") for name, m in sim.methods.items() if name.split(".", 1)[0] == estimand]
+        truth = sim.truth.get(estimand)
+        tol = 1e-12 * max(1.0, abs(truth) if truth is not None and math.isfinite(truth) else 1.0)
+        if rmse and all(r is not None and math.isfinite(r) and abs(r) <= tol for r in rmse):
+            out.append(estimand)
+    return tuple(out)

@@ -125,6 +125,9 @@ class Study:
     census: Path | None = None            # the population (or a larger pilot), same columns as data
     planning: Planning = field(default_factory=Planning)
     simulation: Simulation | None = None  # coverage simulation on the census
+    description: str | None = None        # free text about the study, shown under the title
+    out_of_scope_user: tuple[str, ...] = ()   # the params file's own out_of_scope entries
+    out_of_scope_defaults: tuple[str, ...] = DEFAULT_OUT_OF_SCOPE  # the defaults kept (empty: turned off)
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters as written in summary.json (paths as given, relative to the YAML)."""
@@ -140,6 +143,7 @@ class Study:
 # ---------------------------------------------------------------------------------------- schema
 # key -> (type, required); nested dicts are schemas themselves
 _STR, _INT, _NUM, _LIST = "a string", "an integer", "a number", "a list of strings"
+_BOOL = "true or false"
 SCHEMA: dict[str, Any] = {
     "name": (_STR, True),
     "title": (_STR, False),
@@ -172,6 +176,7 @@ SCHEMA: dict[str, Any] = {
         "seed": (_INT, False),
     }, False),
     "out_of_scope": (_LIST, False),
+    "out_of_scope_defaults": (_BOOL, False),
     "description": (_STR, False),
     "census": ({
         "path": (_STR, True),
@@ -219,6 +224,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: the file is empty; it needs at least name, data, design and estimand")
     if not isinstance(raw, dict):
         raise ParamsError(f"{label}: the top level must be a mapping of keys (name, data, design, ...)")
+    _check_unknown(raw, SCHEMA, label, prefix="")  # a misspelt key is named before anything it hides
     if "estimand" not in raw or raw.get("estimand") in (None, {}, ""):
         raise ParamsError(f"{label}: no estimand declared: add estimand.kind (micro or macro) and "
                           "estimand.why; the estimand is decided from the question before computing, "
@@ -357,22 +363,41 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         simulation = Simulation(k=sim.get("k"), reps=sim.get("reps", 2000), seed=sim.get("seed", 1),
                                 replicates=sim.get("replicates", 999))
 
-    oos = raw.get("out_of_scope")
+    user = _texts(raw.get("out_of_scope") or ())
+    defaults = DEFAULT_OUT_OF_SCOPE if raw.get("out_of_scope_defaults", True) is not False else ()
+    user = tuple(t for t in user if t not in defaults)  # a default repeated in the file is listed once
+    description = " ".join(str(raw.get("description") or "").split()) or None
     return Study(
         name=name, title=raw.get("title") or name, data=data, design=design, estimand=estimand,
         intervals=IntervalSpec(level=level, replicates=int(replicates), seed=int(seed)),
-        out_of_scope=tuple(oos) if oos else DEFAULT_OUT_OF_SCOPE, out_of_scope_given=bool(oos),
+        out_of_scope=defaults + user, out_of_scope_given=bool(user),
         params_path=params_path, raw=raw, census=census, planning=planning, simulation=simulation,
+        description=description, out_of_scope_user=user, out_of_scope_defaults=defaults,
     )
 
 
-def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
+def _texts(items) -> tuple[str, ...]:
+    """Whitespace-normalised, non-blank, without repeats, in the order given."""
+    out = []
+    for x in items:
+        t = " ".join(str(x).split())
+        if t and t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def _check_unknown(mapping: dict, schema: dict, label: str, prefix: str) -> None:
+    """The first key not in the schema, named with the closest known key."""
     for key in mapping:
         if not isinstance(key, str) or key not in schema:
             close = difflib.get_close_matches(str(key), list(schema), n=1)
             hint = f" (did you mean '{prefix}{close[0]}'?)" if close else \
                 f" (known keys: {', '.join(prefix + k for k in schema)})"
             raise ParamsError(f"{label}: unknown key '{prefix}{key}'{hint}")
+
+
+def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
+    _check_unknown(mapping, schema, label, prefix)
     for key, (kind, required) in schema.items():
         full = prefix + key
         if key not in mapping or mapping[key] is None:
@@ -396,6 +421,9 @@ def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
         elif kind == _NUM:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ParamsError(f"{label}: key '{full}' must be a number, got {_show(value)}")
+        elif kind == _BOOL:
+            if not isinstance(value, bool):
+                raise ParamsError(f"{label}: key '{full}' must be true or false, got {_show(value)}")
         elif kind == _LIST:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ParamsError(f"{label}: key '{full}' must be a list of strings, got {_show(value)}")

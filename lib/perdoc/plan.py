@@ -27,7 +27,10 @@ from ._dist import t_ppf
 from .errors import ParameterError
 from .table import DocTable
 
-__all__ = ["half_width", "plan_k", "spread", "Plan", "plan_strata", "StrataPlan", "curve"]
+__all__ = ["half_width", "plan_k", "spread", "spread_problem", "Plan", "plan_strata", "StrataPlan", "curve"]
+
+ZERO_SPREAD = ("a spread of 0 (every pilot document at the same rate) would claim that K = 2 documents "
+               "reach any half-width: give an assumed spread, e.g. from a similar study")
 
 
 def half_width(K: int, sd: float, level: float = 0.95, population_size: int | None = None) -> float:
@@ -57,7 +60,8 @@ class Plan:
 def _validate(sd, target, level, population_size):
     for name, v in (("sd", sd), ("half-width", target)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise ParameterError(f"{name} must be a positive number (got {v!r})")
+            why = f": {ZERO_SPREAD}" if name == "sd" and v == 0 and not isinstance(v, bool) else ""
+            raise ParameterError(f"{name} must be a positive number (got {v!r}){why}")
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
     if population_size is not None:
@@ -98,15 +102,51 @@ def plan_k(sd: float, target: float, *, level: float = 0.95, population_size: in
                 population_size=M, estimand=estimand, K_without_fpc=K0, notes=tuple(notes))
 
 
+def _sums(table: DocTable) -> np.ndarray:
+    """The true score sums s_d (the loader may store them times a power of two, ``table.scale``)."""
+    scale = float(getattr(table, "scale", 1.0))
+    return table.s if scale == 1.0 else table.s / scale
+
+
 def spread(table: DocTable, estimand: str) -> float:
     """The per-document spread S of a pilot or census: sd(r_d) (macro) or sd(u_d)/nbar (micro)."""
     if estimand == "macro":
         return float(np.std(table.rate, ddof=1))
     if estimand == "micro":
-        R = table.s.sum() / table.N
-        u = table.s - R * table.n
+        s = _sums(table)
+        R = s.sum() / table.N
+        u = s - R * table.n
         return float(np.std(u, ddof=1) / table.n.mean())
     raise ParameterError(f"estimand must be micro or macro (got {estimand!r})")
+
+
+def spread_problem(table: DocTable, estimand: str, sd: float | None = None, *,
+                   source: str = "pilot") -> str | None:
+    """Why a pilot (or census) cannot plan a sample: ``None`` when its spread can, else one sentence
+    (``source`` names the table in it: "pilot" or "census").
+
+    Every document at the same rate gives a spread of 0 (also for the micro mean: every residual
+    ``u_d = n_d (r_d - R)`` is 0), and a plan from it would claim that 2 documents reach any
+    half-width. Rates equal up to rounding count as equal.
+    """
+    K = table.K
+    if K < 2:
+        return f"No plan from this {source}: it has {K} document(s), and a spread needs at least 2."
+    sd = spread(table, estimand) if sd is None else sd
+    rate = np.asarray(table.rate, dtype=float)
+    flat = float(np.ptp(rate)) <= 1e-12 * max(1.0, float(np.max(np.abs(rate))))
+    if not (flat or not math.isfinite(sd) or sd <= 0):
+        return None
+    hint = (" (for rates between 0 and 1 the sd of the document rates is at most about 0.5, the most "
+            "cautious choice)" if estimand == "macro" else "")
+    if flat:
+        why = (f"every one of its {K:,} documents has the same rate ({float(rate[0]):.4g}), so the spread S is 0 "
+               f"and a plan from it would claim that K = 2 documents reach any half-width. A {source} this uniform "
+               "says nothing about how much documents differ")
+    else:
+        why = f"its spread S = {sd!r} is not a positive number"
+    return (f"No plan from this {source}: {why}. Give an assumed spread S instead, from a similar study{hint}: "
+            f"perdoc plan --estimand {estimand} --sd S --half-width H.")
 
 
 def curve(sd: float, *, level: float = 0.95, population_size: int | None = None, k_max: int | None = None,
@@ -174,7 +214,7 @@ def _allocate(M: dict, S: dict, k: int, allocation: str) -> dict:
 
 
 def _strata_sd(census: DocTable, large: np.ndarray, k_h: dict) -> tuple[float, dict]:
-    n, s = census.n, census.s
+    n, s = census.n, _sums(census)
     R = s.sum() / n.sum()
     u = s - R * n
     X = n.sum()
@@ -225,8 +265,8 @@ def plan_strata(census: DocTable, *, k: int = 20, threshold: float | None = None
     M = {"large": int(large.sum()), "small": int((~large).sum())}
     alloc = _allocate(M, _stratum_spreads(census, large), k, allocation)
     sd, info = _strata_sd(census, large, alloc)
-    R = census.s.sum() / census.N
-    u = census.s - R * census.n
+    R = _sums(census).sum() / census.N
+    u = _sums(census) - R * census.n
     Mtot = census.K
     sd_srs = float(np.std(u, ddof=1) / census.n.mean() / math.sqrt(k) * math.sqrt(1 - k / Mtot))
     return StrataPlan(threshold=float(threshold), allocation=allocation, strata=info, k=k, sd=sd,
@@ -234,7 +274,7 @@ def plan_strata(census: DocTable, *, k: int = 20, threshold: float | None = None
 
 
 def _stratum_spreads(census: DocTable, large: np.ndarray) -> dict:
-    R = census.s.sum() / census.N
-    u = census.s - R * census.n
+    R = _sums(census).sum() / census.N
+    u = _sums(census) - R * census.n
     return {name: float(np.std(u[m], ddof=1)) if m.sum() > 1 else 0.0
             for name, m in (("large", large), ("small", ~large))}
