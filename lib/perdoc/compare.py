@@ -17,14 +17,15 @@ Unpaired (rows scored by only one system): the delta method, ``u^D_d = u_Ad / N_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from ._dist import beta_ppf, norm_ppf, t_ppf
 
 from .errors import InputError, ParameterError
-from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, _validate, estimate
+from . import micro as _micro
+from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, _estimate, _validate, estimate
 from .results import ConfidenceInterval, Estimates, Interval, _num
 from .table import DocTable, Exclusion
 
@@ -50,6 +51,9 @@ class PairTable:
     paired: bool
     source: dict = field(default_factory=dict)
     exclusions: tuple[Exclusion, ...] = ()
+    #: A power of two the stored sums carry, as :attr:`perdoc.DocTable.scale`: ``s_a``, ``s_b`` hold
+    #: ``scale`` times the true sums and ``q_a``, ``q_b``, ``q_d`` ``scale**2`` times theirs.
+    scale: float = 1.0
 
     @classmethod
     def build(cls, *, doc, n_a, s_a, q_a, n_b, s_b, q_b, q_d=None, names=("a", "b"), paired=True,
@@ -94,16 +98,18 @@ class PairTable:
         """One system's own per-document table (documents it scored)."""
         n, s, q = (self.n_a, self.s_a, self.q_a) if which == "a" else (self.n_b, self.s_b, self.q_b)
         ok = n > 0
-        return DocTable.from_arrays(n=n[ok], s=s[ok], q=q[ok], doc=self.doc[ok], source=self.source,
-                                    exclusions=self.exclusions)
+        t = DocTable.from_arrays(n=n[ok], s=s[ok], q=q[ok], doc=self.doc[ok], source=self.source,
+                                 exclusions=self.exclusions)
+        return t if self.scale == 1.0 else replace(t, scale=self.scale)
 
     def difference(self) -> DocTable:
         """The paired difference table: ``n_d``, ``D_d = s_Ad - s_Bd``, ``q_d = sum (a - b)^2``."""
         if not self.paired:
             raise ParameterError("the difference table exists for paired data only")
         # a difference of scores is never a 0/1 metric, even when every row's difference is 0 or 1
-        return DocTable.from_arrays(n=self.n_a, s=self.s_a - self.s_b, q=self.q_d, doc=self.doc,
-                                    source={**self.source, "binary": False}, exclusions=self.exclusions)
+        t = DocTable.from_arrays(n=self.n_a, s=self.s_a - self.s_b, q=self.q_d, doc=self.doc,
+                                 source={**self.source, "binary": False}, exclusions=self.exclusions)
+        return t if self.scale == 1.0 else replace(t, scale=self.scale)
 
 
 @dataclass(frozen=True)
@@ -169,18 +175,23 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
     fpc = 1.0 if population_size is None else 1.0 - pairs.K / population_size
     kw = dict(level=level, population_size=population_size, replicates=replicates, seed=seed)
     sys_a, sys_b = estimate(ta, **kw), estimate(tb, **kw)
+    # a difference of two bounded metrics lies in [-1, 1]
+    bounds = (-1.0, 1.0) if sys_a.metric_range == (0.0, 1.0) and sys_b.metric_range == (0.0, 1.0) else None
+    # the comparison's own sums, on one working scale for both systems (perdoc.micro.working_exponents)
+    k, (s_a, s_b, q_a, q_b) = _working_pairs(pairs)
+    Ra, Rb = math.ldexp(sys_a.micro_estimate, k), math.ldexp(sys_b.micro_estimate, k)
     notes = []
     if pairs.paired:
         n = pairs.n_a
         N = float(n.sum())
-        diff = estimate(pairs.difference(), **kw)
+        diff = _estimate(pairs.difference(), bounds=bounds, **kw)
         unpaired = ()
-        D = pairs.s_a - pairs.s_b
+        D = s_a - s_b
         ties = float(np.mean(D == 0))
         randomization = sign_flip_test(D, replicates=max(replicates, 9999), seed=seed)
-        u_a = pairs.s_a - sys_a.micro_estimate * n
-        u_b = pairs.s_b - sys_b.micro_estimate * n
-        r_a, r_b = pairs.s_a / n, pairs.s_b / n
+        u_a = s_a - Ra * n
+        u_b = s_b - Rb * n
+        r_a, r_b = s_a / n, s_b / n
         c1 = pairs.K / (pairs.K - 1)
         cov_micro = {"var_a": fpc * c1 * np.sum(u_a * u_a) / N**2, "var_b": fpc * c1 * np.sum(u_b * u_b) / N**2,
                      "cov": fpc * c1 * np.sum(u_a * u_b) / N**2}
@@ -191,16 +202,33 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
     else:
         N = float(max(pairs.n_a.sum(), pairs.n_b.sum()))
         diff = None
-        unpaired, cov_micro, cov_macro, correlation = _delta_method(pairs, sys_a, sys_b, level, fpc)
+        unpaired, cov_micro, cov_macro, correlation = _delta_method(pairs, s_a, s_b, Ra, Rb, level, fpc)
+        unpaired = tuple(replace(iv.rescaled(k), metric_range=bounds) for iv in unpaired)
         both = (pairs.n_a > 0) & (pairs.n_b > 0)
-        ties = float(np.mean(pairs.s_a[both] / pairs.n_a[both] == pairs.s_b[both] / pairs.n_b[both]))
+        ties = float(np.mean(s_a[both] / pairs.n_a[both] == s_b[both] / pairs.n_b[both]))
         randomization = {"p_value": None, "exact": None, "patterns": None,
                          "reason": "the sign-flip test needs paired rows"}
         notes.append("unpaired comparison (delta method): the systems were not scored on the same rows")
+    if k:  # covariances back to the true scale (squared units)
+        cov_micro = {key: math.ldexp(float(v), -2 * k) for key, v in cov_micro.items()}
+        cov_macro = {key: math.ldexp(float(v), -2 * k) for key, v in cov_macro.items()}
     return Comparison(names=pairs.names, paired=pairs.paired, level=level, population_size=population_size,
                       difference=diff, unpaired=unpaired, systems=(sys_a, sys_b), correlation=correlation,
                       covariance={"micro": cov_micro, "macro": cov_macro}, ties_fraction=ties,
                       randomization=randomization, K=pairs.K, N=N, notes=tuple(notes))
+
+
+def _working_pairs(pairs: PairTable) -> tuple[int, tuple[np.ndarray, ...]]:
+    """``(k, (s_a, s_b, q_a, q_b))``: both systems' sums on one working scale, ``2^k`` times the true
+    ones (the stored arrays themselves when no rescaling is needed)."""
+    n = np.concatenate([pairs.n_a, pairs.n_b])
+    s = np.concatenate([pairs.s_a, pairs.s_b])
+    ok = n > 0
+    j, k = _micro.working_exponents(n[ok], s[ok], pairs.scale)
+    if j == 0:
+        return k, (pairs.s_a, pairs.s_b, pairs.q_a, pairs.q_b)
+    return k, (np.ldexp(pairs.s_a, j), np.ldexp(pairs.s_b, j), np.ldexp(pairs.q_a, 2 * j),
+               np.ldexp(pairs.q_b, 2 * j))
 
 
 def _corr(c: dict) -> float:
@@ -208,16 +236,17 @@ def _corr(c: dict) -> float:
     return c["cov"] / den if den > 0 else float("nan")
 
 
-def _delta_method(pairs: PairTable, sys_a: Estimates, sys_b: Estimates, level: float, fpc: float):
-    """Unpaired micro difference by the delta method; macro on documents scored by both."""
+def _delta_method(pairs: PairTable, s_a, s_b, R_a: float, R_b: float, level: float, fpc: float):
+    """Unpaired micro difference by the delta method; macro on documents scored by both. Works on
+    the sums given (``s_a``, ``s_b``, with their micro means ``R_a``, ``R_b`` on the same scale)."""
     K = pairs.K
     NA, NB = pairs.n_a.sum(), pairs.n_b.sum()
-    u_a = pairs.s_a - sys_a.micro_estimate * pairs.n_a
-    u_b = pairs.s_b - sys_b.micro_estimate * pairs.n_b
+    u_a = s_a - R_a * pairs.n_a
+    u_b = s_b - R_b * pairs.n_b
     z = u_a / NA - u_b / NB
     c1 = K / (K - 1)
     var = fpc * c1 * float(np.sum(z * z))
-    est = sys_a.micro_estimate - sys_b.micro_estimate
+    est = R_a - R_b
     alpha = 1 - level
     out = []
     se = math.sqrt(var)
@@ -229,7 +258,7 @@ def _delta_method(pairs: PairTable, sys_a: Estimates, sys_b: Estimates, level: f
         out.append(Interval("micro", "cr1", "delta method, CR1, t with K-1 df", est, level, se=se, df=K - 1.0,
                             reason="zero variance of the linearised difference", role="primary"))
     both = (pairs.n_a > 0) & (pairs.n_b > 0)
-    d = pairs.s_a[both] / pairs.n_a[both] - pairs.s_b[both] / pairs.n_b[both]
+    d = s_a[both] / pairs.n_a[both] - s_b[both] / pairs.n_b[both]
     kb = int(both.sum())
     mest = float(d.mean()) if kb else float("nan")
     if kb >= 2 and np.var(d, ddof=1) > 0:
@@ -243,7 +272,7 @@ def _delta_method(pairs: PairTable, sys_a: Estimates, sys_b: Estimates, level: f
                             role="primary"))
     cov_micro = {"var_a": fpc * c1 * np.sum(u_a**2) / NA**2, "var_b": fpc * c1 * np.sum(u_b**2) / NB**2,
                  "cov": fpc * c1 * np.sum(u_a * u_b) / (NA * NB)}
-    ra, rb = pairs.s_a[both] / pairs.n_a[both], pairs.s_b[both] / pairs.n_b[both]
+    ra, rb = s_a[both] / pairs.n_a[both], s_b[both] / pairs.n_b[both]
     if kb >= 2:
         cm = np.cov(ra, rb, ddof=1)
         cov_macro = {"var_a": fpc * cm[0, 0] / kb, "var_b": fpc * cm[1, 1] / kb, "cov": fpc * cm[0, 1] / kb}

@@ -23,6 +23,7 @@ Oracle: ``svymean(~y, svydesign(ids = ~doc + chunk, fpc = ~M + N_d))``.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from ._dist import beta_ppf, norm_ppf, t_ppf
@@ -31,6 +32,13 @@ from .errors import InputError, ParameterError
 from .results import ConfidenceInterval, Interval
 
 __all__ = ["stratified", "two_stage", "StratumSummary"]
+
+
+def _whole(x) -> bool:
+    if isinstance(x, numbers.Integral):
+        return True
+    x = float(x)
+    return math.isfinite(x) and x.is_integer()
 
 
 class StratumSummary(dict):
@@ -67,8 +75,11 @@ def stratified(n, s, strata, population_sizes: dict, level: float = 0.95):
     for h in names:
         idx = strata == h
         k, M = int(idx.sum()), sizes[h]
-        if isinstance(M, bool) or not float(M).is_integer() or M < 1:
+        if isinstance(M, bool) or not isinstance(M, numbers.Real) or not _whole(M) or M < 1:
             raise ParameterError(f"design.strata.population_sizes.{h} must be a whole number of documents (got {M!r})")
+        if M > 2**53:
+            raise ParameterError(f"design.strata.population_sizes.{h} must be at most 2^53 documents: larger whole "
+                                 "numbers are not exact in double precision")
         if k < 2:
             raise InputError(f"design.strata: stratum {h!r} has {k} sampled document; a stratified variance needs "
                              "at least 2 sampled documents in every stratum")

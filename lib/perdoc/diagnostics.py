@@ -7,6 +7,8 @@ baseline).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .results import Diagnostics
@@ -41,8 +43,12 @@ def icc_anova(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
     return float((msb - msw) / den)
 
 
-def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float) -> Diagnostics:
-    """All diagnostics of one sample. ``var_cr1`` is the CR1 variance of the micro mean (no FPC)."""
+def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float, unit_exp: int = 0) -> Diagnostics:
+    """All diagnostics of one sample. ``var_cr1`` is the CR1 variance of the micro mean (no FPC).
+
+    ``unit_exp``: the sums are ``2^unit_exp`` times the true ones (the estimators' working scale,
+    :func:`perdoc.micro.working_exponents`); the rate quantiles are divided back and a rate of 1
+    is a true rate of 1. Every other diagnostic is scale-free."""
     K = n.size
     N = float(n.sum())
     r = s / n
@@ -65,9 +71,10 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float)
     return Diagnostics(
         icc=icc, deff=deff, n_eff=n_eff, deff_realised=deff_realised,
         g_star=N * N / sum_n2, max_share=float(n.max() / N),
-        frac_rate_0=float(np.mean(s == 0)), frac_rate_1=float(np.mean(s == n)),
+        frac_rate_0=float(np.mean(s == 0)),
+        frac_rate_1=float(np.mean(s == (n if unit_exp == 0 else np.ldexp(n, unit_exp)))),
         n_quantiles={_qname(p): float(v) for p, v in zip(QUANTILES, qn)},
-        rate_quantiles={_qname(p): float(v) for p, v in zip(QUANTILES, qr)},
+        rate_quantiles={_qname(p): math.ldexp(float(v), -unit_exp) for p, v in zip(QUANTILES, qr)},
         notes=tuple(notes),
     )
 

@@ -18,12 +18,26 @@ from .diagnostics import diagnose
 from .errors import InputError, ParameterError
 from .macro import macro_mean, var_macro
 from .results import ConfidenceInterval, Estimates, Interval
+from dataclasses import replace
 from .table import DocTable
 
-__all__ = ["estimate", "estimate_design", "DEFAULT_REPLICATES", "DEFAULT_SEED"]
+__all__ = ["estimate", "estimate_design", "DEFAULT_REPLICATES", "DEFAULT_SEED", "MAX_REPLICATES",
+           "MAX_POPULATION_SIZE", "LEVEL_MIN", "LEVEL_MAX"]
 
 DEFAULT_REPLICATES = 9999
 DEFAULT_SEED = 1
+
+#: Bootstrap replicates and wild draws are held in memory: about 300 bytes per replicate (the
+#: replicate statistics, the wild bootstrap's per-draw sums and the roots of its test inversion),
+#: so the bound keeps one call within a few hundred megabytes.
+MAX_REPLICATES = 1_000_000
+#: Whole numbers beyond 2^53 are not exact in double precision (nor in JSON readers).
+MAX_POPULATION_SIZE = 2**53
+#: Closer to 0 or 1, the quantile argument ``1 - (1 - level)/2`` keeps too few significant digits
+#: (at level 1 - 1e-9 its tail probability is still exact to 1e-6; at 1 - 1e-16 it rounds to 1).
+LEVEL_MIN = 1e-9
+LEVEL_MAX = 1.0 - 1e-9
+_BOUNDED_METHODS = ("korn_graubard", "logit", "wilson")
 
 FPC_HEURISTIC = ("finite population correction (1 - K/M) applied to a method it was not derived for: "
                  "a heuristic")
@@ -47,9 +61,48 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
     seed : int, optional
         Seed of the bootstrap's random generator (numpy ``default_rng``).
     """
+    return _estimate(table, level=level, population_size=population_size, replicates=replicates, seed=seed)
+
+
+def working_table(table: DocTable) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """``(n, s, q, k)``: the sums the estimators compute on, ``2^k`` times the true ones
+    (:func:`perdoc.micro.working_exponents`); ``s`` and ``q`` are the stored arrays themselves
+    when no rescaling is needed."""
+    j, k = _micro.working_exponents(table.n, table.s, table.scale)
+    s = table.s if j == 0 else np.ldexp(table.s, j)
+    q = table.q if (table.q is None or j == 0) else np.ldexp(table.q, 2 * j)
+    return table.n, s, q, k
+
+
+def metric_range(table: DocTable, n=None, s=None, q=None, k: int = 0) -> tuple[float, float] | None:
+    """``(0, 1)`` when the metric is bounded, else None.
+
+    Bounded: a 0/1 metric (:attr:`DocTable.binary`), or every rate in [0, 1] with sums of squares
+    that scores in [0, 1] can give (``q_d <= s_d``, since ``x^2 <= x`` there). Sums cannot prove that
+    every score lies in [0, 1]; this is the check they allow. ``n, s, q, k`` are the working sums of
+    :func:`working_table` (the table's own when omitted).
+    """
+    if s is None:
+        n, s, q, k = working_table(table)
+    if table.binary:
+        return (0.0, 1.0)
+    if q is None:
+        return None
+    one = n if k == 0 else np.ldexp(n, k)          # a true rate of 1, in working units
+    if not (np.all(s >= 0) and np.all(s <= one)):
+        return None
+    s2 = s if k == 0 else np.ldexp(s, k)           # on the scale of q (2^(2k) times the true sums)
+    if np.all(q <= s2 + 1e-9 * s2):
+        return (0.0, 1.0)
+    return None
+
+
+def _estimate(table: DocTable, *, level, population_size, replicates, seed, bounds="auto") -> Estimates:
+    """:func:`estimate`; ``bounds`` is the metric's range (``"auto"``: from the table)."""
     level, population_size, replicates, seed = _validate(table, level, population_size,
                                                          replicates, seed)
-    n, s, q = table.n, table.s, table.q
+    n, s, q, k = working_table(table)
+    mrange = metric_range(table, n, s, q, k) if bounds == "auto" else bounds
     K, N = table.K, table.N
     alpha = 1.0 - level
     f = 0.0 if population_size is None else K / population_size
@@ -57,7 +110,7 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
     census = population_size is not None and population_size == K
     r = s / n
     flat = bool(np.all(r == r[0]))
-    flat_reason = (f"zero variance: every document has the same rate ({r[0]:.6g}), "
+    flat_reason = (f"zero variance: every document has the same rate ({math.ldexp(r[0], -k):.6g}), "
                    "so the documents carry no information about sampling error")
     ctx = _Ctx(level=level, alpha=alpha, fpc=fpc, census=census, flat_reason=flat_reason if flat else None)
 
@@ -82,7 +135,9 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
     intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife), t with K-1 df", R, math.sqrt(v3),
                            K - 1.0, role="alternative", notes=fpc_note))
 
-    intervals += ctx.bounded(table, R, v1, K - 1.0)
+    # the bounded intervals are computed on the true scale (they transform p); the others on the
+    # working scale and divided back below
+    intervals += ctx.bounded(table, math.ldexp(R, -k), math.ldexp(v1, -2 * k), K - 1.0)
 
     draws = None
     if replicates > 0:
@@ -95,8 +150,8 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
         ]
 
     # contrast baselines
-    diag = diagnose(n, s, q, v1)
-    intervals += _baselines(ctx, table, R, diag.n_eff)
+    diag = diagnose(n, s, q, v1, unit_exp=k)
+    intervals += _baselines(ctx, n, s, q, N, R, diag.n_eff)
 
     # macro
     intervals.append(ctx.t("macro", "t", "t on document rates, K-1 df", rbar, math.sqrt(var_macro(n, s)),
@@ -116,10 +171,23 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
         notes.append(f"finite population correction applied: variances times 1 - K/M = {1 - f:.6g}")
     if flat:
         notes.append(flat_reason)
+    intervals = [_finish(iv, k, mrange) for iv in intervals]
+    if draws is not None and k != 0:
+        draws = BootstrapDraws(micro=np.ldexp(draws.micro, -k), micro_se=np.ldexp(draws.micro_se, -k),
+                               macro=np.ldexp(draws.macro, -k), macro_se=np.ldexp(draws.macro_se, -k),
+                               degenerate=draws.degenerate)
     return Estimates(K=K, N=N, level=level, population_size=population_size,
-                     micro_estimate=R, macro_estimate=rbar, intervals=tuple(intervals),
-                     diagnostics=diag, replicates=replicates, seed=seed, notes=tuple(notes),
-                     bootstrap={} if draws is None else {"draws": draws})
+                     micro_estimate=math.ldexp(R, -k), macro_estimate=math.ldexp(rbar, -k),
+                     intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
+                     notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
+                     metric_range=mrange)
+
+
+def _finish(iv: Interval, k: int, mrange) -> Interval:
+    """Back to the true scale (the bounded intervals already are) and the metric's range attached."""
+    if iv.method not in _BOUNDED_METHODS:
+        iv = iv.rescaled(k)
+    return iv if mrange is None else replace(iv, metric_range=tuple(mrange))
 
 
 class _Ctx:
@@ -221,14 +289,16 @@ class _Ctx:
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
 
     def wild(self, n, s, est, replicates, seed) -> Interval:
-        """Wild cluster restricted bootstrap interval (test inversion) for the micro mean."""
+        """Wild cluster restricted bootstrap confidence set (test inversion) for the micro mean:
+        ``ci`` is its hull, ``extra["pieces"]`` its pieces (more than one when it is not an interval)."""
         from .wild import wild_interval
         w = wild_interval(n, s, level=self.level, B=replicates, seed=seed)
         extra = {"weights": w.weights, "enumerated": w.enumerated, "draws": w.draws,
                  "whole_line": w.whole_line, "min_p": w.min_p}
-        ci, reason = None, None
+        ci, reason, notes = None, None, []
         if self.census:
             ci = ConfidenceInterval(est, est)
+            extra.update(pieces=[(est, est)], connected=True)
         elif self.flat_reason is not None:
             reason = self.flat_reason
         elif w.whole_line:
@@ -237,11 +307,19 @@ class _Ctx:
         elif w.low is None or w.high is None:
             reason = "the interval is unbounded on one side"
         else:
-            ci = ConfidenceInterval(est + self.fpc * (w.low - est), est + self.fpc * (w.high - est))
+            pieces = [(est + self.fpc * (lo - est), est + self.fpc * (hi - est)) for lo, hi in w.pieces]
+            ci = ConfidenceInterval(pieces[0][0], pieces[-1][1])
+            extra.update(pieces=pieces, connected=w.connected)
+            if not w.connected:
+                notes.append(f"the values the test does not reject are not an interval: {len(pieces)} separate "
+                             "pieces (see pieces); ci is their hull, the smallest interval holding them all")
+        extra.setdefault("pieces", None)
+        extra.setdefault("connected", True)
+        if self.fpc < 1:
+            notes.append(FPC_HEURISTIC)
         return Interval(estimand="micro", method="wild", label=f"wild cluster bootstrap ({w.weights})",
                         estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
-                        resampling_unit="document (weights)",
-                        notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+                        resampling_unit="document (weights)", notes=tuple(notes), extra=extra)
 
     def percentile(self, estimand, est, theta, draws: BootstrapDraws) -> Interval:
         extra = {"replicates": draws.replicates}
@@ -257,9 +335,8 @@ class _Ctx:
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
 
 
-def _baselines(ctx: _Ctx, table: DocTable, R: float, n_eff: float) -> list[Interval]:
+def _baselines(ctx: _Ctx, n, s, q, N: float, R: float, n_eff: float) -> list[Interval]:
     """Wald iid (every chunk a case) and Wald with effective n = N / DEFF: shown to warn only."""
-    n, s, q, N = table.n, table.s, table.q, table.N
     if q is None:
         why = ("needs the sums of squared scores (q)",)
         return [ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", R, None, notes=why),
@@ -282,23 +359,62 @@ def _validate(table, level, population_size, replicates, seed):
     """The one validator of :func:`estimate`: returns normalised arguments or raises ParameterError."""
     if not isinstance(table, DocTable):
         raise ParameterError("table must be a perdoc.DocTable (use perdoc.load_chunks or DocTable.from_arrays)")
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not (0.0 < float(level) < 1.0):
-        raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
-    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 0:
-        raise ParameterError(f"replicates must be a non-negative integer (got {replicates!r})")
-    if replicates == 1:
-        raise ParameterError("replicates must be 0 (no bootstrap) or at least 2 (got 1)")
+    level = check_level(level)
+    replicates = check_replicates(replicates)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
         raise ParameterError(f"seed must be a non-negative integer (got {seed!r})")
     if population_size is not None:
-        if isinstance(population_size, bool) or not isinstance(population_size, numbers.Real) \
-                or not float(population_size).is_integer():
-            raise ParameterError(f"population size must be a whole number of documents (got {population_size!r})")
+        population_size = check_population_size(population_size)
         if population_size < table.K:
             raise ParameterError(f"population size M = {int(population_size)} is below the number of sampled "
                                  f"documents K = {table.K}; M must be at least K")
         population_size = int(population_size)
     return float(level), population_size, int(replicates), None if seed is None else int(seed)
+
+
+def check_level(level) -> float:
+    """The confidence level as a float, or ParameterError (the rule: LEVEL_MIN <= level <= LEVEL_MAX)."""
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not (0.0 < float(level) < 1.0):
+        raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
+    if not (LEVEL_MIN <= float(level) <= LEVEL_MAX):
+        raise ParameterError(f"level must lie between {LEVEL_MIN:g} and 1 - {1 - LEVEL_MAX:.0e} (got {level!r}): "
+                             "closer to 0 or 1 its quantiles are not computed reliably in double precision")
+    return float(level)
+
+
+def check_replicates(replicates, name: str = "replicates") -> int:
+    """Bootstrap replicates: 0, or 2 .. MAX_REPLICATES; else ParameterError naming the rule."""
+    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 0:
+        raise ParameterError(f"{name} must be a non-negative integer (got {replicates!r})")
+    if replicates == 1:
+        raise ParameterError(f"{name} must be 0 (no bootstrap) or at least 2 (got 1)")
+    if replicates > MAX_REPLICATES:
+        raise ParameterError(f"{name} must be at most {MAX_REPLICATES:,} (got {replicates:,}): the bootstrap and "
+                             "wild draws are held in memory, about 300 bytes per replicate, and Monte Carlo "
+                             "error is far below rounding of any reported digit long before that")
+    return int(replicates)
+
+
+def check_population_size(population_size) -> int:
+    """A whole number of documents up to MAX_POPULATION_SIZE (2^53), as an int; else ParameterError."""
+    bad = isinstance(population_size, bool) or not isinstance(population_size, numbers.Real)
+    if not bad and not isinstance(population_size, numbers.Integral):
+        x = float(population_size)
+        bad = not (math.isfinite(x) and x.is_integer())
+    if bad:
+        raise ParameterError(f"population size must be a whole number of documents (got {population_size!r})")
+    if population_size > MAX_POPULATION_SIZE:
+        raise ParameterError(f"population size must be at most 2^53 = {MAX_POPULATION_SIZE:,} documents "
+                             f"(got {_magnitude(population_size)}): larger whole numbers are not exact in double precision; "
+                             "for a population that large the finite population correction is 1 anyway, so omit it")
+    return int(population_size)
+
+
+def _magnitude(x) -> str:
+    try:
+        return f"{float(x):.6g}"
+    except OverflowError:
+        return f"about 10^{len(str(abs(int(x)))) - 1}"
 
 
 def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, replicates: int = 0,
@@ -322,7 +438,8 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
             M = table.K if M is None else M
         return estimate(table, level=level, population_size=M, replicates=replicates, seed=seed)
     level, _, replicates, seed = _validate(table, level, None, replicates, seed)
-    n, s, q = table.n, table.s, table.q
+    n, s, q, k = working_table(table)
+    mrange = metric_range(table, n, s, q, k)
     notes = ["the simple-random-sampling methods (CR1, CR2, bootstrap, ...) ignore this design and are not shown",
              "diagnostics below are computed without design weights"]
     if sampling == "stratified":
@@ -351,19 +468,22 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
         if q is None:
             raise InputError("a two-stage design needs the sums of squared scores (q) for the within-document "
                              "variance")
-        if M is None or M < table.K:
+        if M is None or (not isinstance(M, bool) and isinstance(M, numbers.Real) and M < table.K):
             raise ParameterError(f"design.population_size must be at least K = {table.K} for a two-stage design")
+        M = check_population_size(M)
         micro_iv, summary = _designs.two_stage(n, s, q, Nd, int(M), level=level)
         info = {"sampling": "two_stage", **summary}
         intervals = (micro_iv,)
         M_total = int(M)
     else:
         raise ParameterError(f"design.sampling must be one of srs, census, stratified, two_stage (got {sampling!r})")
-    diag = diagnose(n, s, q, _micro.var_cr1(n, s))
-    macro_est = next((iv.estimate for iv in intervals if iv.estimand == "macro"), macro_mean(n, s))
+    diag = diagnose(n, s, q, _micro.var_cr1(n, s), unit_exp=k)
+    intervals = tuple(_finish(iv, k, mrange) for iv in intervals)
+    macro_est = next((iv.estimate for iv in intervals if iv.estimand == "macro"),
+                     math.ldexp(macro_mean(n, s), -k))
     if not any(iv.estimand == "macro" for iv in intervals):
         notes.append("macro mean under this design: point estimate of the sampled documents only (no design "
                      "variance implemented)")
     return Estimates(K=table.K, N=table.N, level=level, population_size=M_total, micro_estimate=intervals[0].estimate,
                      macro_estimate=macro_est, intervals=tuple(intervals), diagnostics=diag, replicates=0,
-                     seed=seed, notes=tuple(notes), design=info)
+                     seed=seed, notes=tuple(notes), design=info, metric_range=mrange)

@@ -8,10 +8,50 @@ All functions take plain numpy arrays and return plain floats; they never read, 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["ratio", "residuals", "var_cr1", "var_cr2", "var_cr3", "df_bell_mccaffrey",
-           "df_imbens_kolesar", "moulton"]
+           "df_imbens_kolesar", "moulton", "working_exponents", "NEUTRAL_EXPONENT"]
+
+#: Rates whose largest magnitude lies within ``2^-NEUTRAL_EXPONENT .. 2^NEUTRAL_EXPONENT`` (about
+#: 1e-100 .. 1e100) are computed on as stored; beyond, they are first rescaled by a power of two.
+NEUTRAL_EXPONENT = 332
+
+
+def working_exponents(n: np.ndarray, s: np.ndarray, scale: float = 1.0) -> tuple[int, int]:
+    """Powers of two that keep every computation inside the double range: ``(j, k)``.
+
+    The estimators compute on ``s * 2^j`` (and ``q * 2^(2j)``) and divide every location or scale
+    result by ``2^k``, where ``k = j + log2(scale)`` also removes the table's own scale (the stored
+    sums are ``scale`` times the true ones, :attr:`perdoc.DocTable.scale`). ``j`` is 0 when the
+    largest rate ``max |s_d| / n_d`` is within about 1e-100 .. 1e100, so ordinary data are computed
+    on exactly as stored; otherwise ``2^j`` brings that rate to about 1. Squares and products of
+    residuals (``u_d^2``, fourth powers in the Imbens-Kolesar df) then neither underflow nor
+    overflow. Multiplying by a power of two is exact, and so is dividing by one: results are those
+    of the unscaled data, rounding for rounding.
+    """
+    k_scale = _exponent_of_power_of_two(scale)
+    s = np.asarray(s, dtype=float)
+    n = np.asarray(n, dtype=float)
+    nz = s != 0
+    if not nz.any():
+        return 0, k_scale
+    # exponent of the largest |s_d| / n_d, from the exponents of s_d and n_d (no overflow in s/n)
+    fs, es = np.frexp(np.abs(s[nz]))
+    fn, en = np.frexp(n[nz])
+    e = int(np.max(es - en + np.frexp(fs / fn)[1]))
+    j = 0 if -NEUTRAL_EXPONENT <= e <= NEUTRAL_EXPONENT else -e
+    return j, j + k_scale
+
+
+def _exponent_of_power_of_two(x: float) -> int:
+    m, e = math.frexp(float(x))
+    if m != 0.5:
+        from .errors import InputError
+        raise InputError(f"the table's scale must be a positive power of two (got {x!r})")
+    return e - 1
 
 
 def ratio(n: np.ndarray, s: np.ndarray) -> float:
@@ -118,6 +158,9 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
     """
     n = np.asarray(n, dtype=float)
     sig, rho = moulton(n, s, q)
+    # the df is scale-free, but its traces hold fourth powers of the scores: bring the moments to
+    # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
+    sig, rho = normalise_moments(sig, rho)
     N = n.sum()
     rest = _rest(n)
     h = n / N
@@ -137,6 +180,20 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
     if trace_sq <= 0.0:
         return float("nan")
     return trace * trace / trace_sq
+
+
+def normalise_moments(sig, rho):
+    """``(sig, rho)`` times one power of two bringing the larger to about 1, when it lies outside
+    ``2^-128 .. 2^128`` (else unchanged). Works on floats and on arrays (one factor per element)."""
+    g = np.maximum(np.abs(sig), np.abs(rho))
+    e = np.frexp(g)[1]
+    shift = np.where((g > 0) & np.isfinite(g) & ((e < -128) | (e > 128)), -e, 0)
+    if np.ndim(shift) == 0:
+        shift = int(shift)
+        if shift == 0:
+            return sig, rho
+        return math.ldexp(sig, shift), math.ldexp(rho, shift)
+    return np.ldexp(sig, shift), np.ldexp(rho, shift)
 
 
 def _rest(n: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ zero-width interval.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,10 +52,43 @@ class Interval:
     resampling_unit: str = "none (analytic)"
     notes: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
+    #: The range the estimand cannot leave, when the metric is bounded: ``(0, 1)`` for a 0/1 or
+    #: [0, 1] metric, ``(-1, 1)`` for a difference of two such metrics; None otherwise.
+    metric_range: tuple[float, float] | None = None
 
     @property
     def available(self) -> bool:
         return self.ci is not None
+
+    @property
+    def out_of_range(self) -> bool:
+        """Whether the interval reaches outside the range of a bounded metric (it is not clipped)."""
+        if self.ci is None or self.metric_range is None:
+            return False
+        lo, hi = self.metric_range
+        return bool(self.ci.low < lo or self.ci.high > hi)
+
+    @property
+    def pieces(self) -> list[tuple[float, float]] | None:
+        """The pieces of the set of values the method does not reject: one piece (the interval
+        itself) except for the wild bootstrap, whose set may have several (``ci`` is their hull)."""
+        if self.ci is None:
+            return None
+        if self.extra.get("pieces") is not None:
+            return [tuple(p) for p in self.extra["pieces"]]
+        return [(self.ci.low, self.ci.high)]
+
+    def rescaled(self, k: int) -> "Interval":
+        """The interval with every location and scale value divided by ``2^k`` (exact)."""
+        if k == 0:
+            return self
+        f = lambda x: None if x is None else math.ldexp(float(x), -k)  # noqa: E731
+        extra = dict(self.extra)
+        if extra.get("pieces") is not None:
+            extra["pieces"] = [(f(lo), f(hi)) for lo, hi in extra["pieces"]]
+        return replace(self, estimate=f(self.estimate), se=f(self.se),
+                       ci=None if self.ci is None else ConfidenceInterval(f(self.ci.low), f(self.ci.high)),
+                       extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -65,8 +98,11 @@ class Interval:
             out["df"] = _num(self.df)
         out["ci"] = None if self.ci is None else [_num(self.ci.low), _num(self.ci.high)]
         for k, v in self.extra.items():
-            if not isinstance(v, np.ndarray):
+            if k == "pieces":
+                out[k] = None if v is None else [[_num(lo), _num(hi)] for lo, hi in v]
+            elif not isinstance(v, np.ndarray):
                 out[k] = _num(v) if isinstance(v, float) else v
+        out["out_of_range"] = self.out_of_range
         out["reason"] = self.reason
         out["label"] = self.label
         out["role"] = self.role
@@ -121,6 +157,9 @@ class Estimates:
     notes: tuple[str, ...] = ()
     bootstrap: dict = field(default_factory=dict, repr=False)
     design: dict | None = None
+    #: ``(0, 1)`` when the metric is bounded (0/1 scores, or every rate in [0, 1] with sums of
+    #: squares that scores in [0, 1] can give), ``(-1, 1)`` for a difference of such metrics.
+    metric_range: tuple[float, float] | None = None
 
     def interval(self, estimand: str, method: str) -> Interval:
         for iv in self.intervals:
@@ -146,6 +185,7 @@ class Estimates:
                     block[iv.method] = iv.to_dict()
             out[estimand] = block
         out["diagnostics"] = self.diagnostics.to_dict()
+        out["metric_range"] = None if self.metric_range is None else list(self.metric_range)
         if self.design is not None:
             out["design"] = self.design
         out["notes"] = list(self.notes)
@@ -163,7 +203,7 @@ class Estimates:
                 "high": None if iv.ci is None else iv.ci.high,
                 "width": None if iv.ci is None else iv.ci.width,
                 "level": iv.level, "role": iv.role, "resampling_unit": iv.resampling_unit,
-                "reason": iv.reason,
+                "reason": iv.reason, "out_of_range": iv.out_of_range,
             })
         return pd.DataFrame(rows)
 

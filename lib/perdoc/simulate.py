@@ -60,6 +60,7 @@ import numpy as np
 from scipy import special
 
 from . import bootstrap as _bootstrap
+from . import micro as _micro
 from . import wild as _wild
 from .compare import PairTable
 from .errors import ParameterError
@@ -70,6 +71,11 @@ __all__ = ["simulate", "simulate_pairs", "rep_intervals", "RepIntervals", "Simul
            "recommend", "BASELINES"]
 
 BASELINES = ("micro.wald_iid", "micro.wald_eff_n")
+#: Repetitions per simulation: each keeps its widths and errors (about 250 bytes) for the summary.
+MAX_REPS = 1_000_000
+#: Bootstrap replicates x documents per sample: one sample's draws, about 40 bytes a cell, are
+#: held at once (2^24 cells: well under a gigabyte).
+MAX_RESAMPLING_CELLS = 1 << 24
 BLOCK_CELLS = 1 << 21      # repetitions x replicates x documents per block (bootstrap, wild)
 MAX_BLOCK_REPS = 2048      # block size without resampling
 SEED_MAX = 2**63 - 1
@@ -138,10 +144,23 @@ class RepIntervals:
     low: dict
     high: dict
     chunks: dict | None = None
+    #: For methods whose set may have several pieces (``micro.wild``): ``(rep, low, high)``, one
+    #: entry per piece, sorted by repetition and position; ``low``/``high`` above are the hulls.
+    pieces: dict = field(default_factory=dict)
 
     @property
     def methods(self) -> tuple[str, ...]:
         return tuple(self.low)
+
+    def pieces_of(self, method: str, i: int) -> list[tuple[float, float]]:
+        """The pieces of repetition i's set for ``method`` (its one interval for most methods;
+        empty when there is none)."""
+        if method in self.pieces:
+            rep, lo, hi = self.pieces[method]
+            sel = rep == i
+            return [(float(a), float(b)) for a, b in zip(lo[sel], hi[sel])]
+        lo, hi = self.low[method][i], self.high[method][i]
+        return [] if (np.isnan(lo) or np.isnan(hi)) else [(float(lo), float(hi))]
 
 
 # ====================================================================== public API
@@ -196,14 +215,22 @@ def rep_intervals(census: DocTable | PairTable, *, k: int, reps: int, seed: int 
     """The intervals of every repetition of :func:`simulate` (same arguments, same draws)."""
     plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates)
     blocks = list(plan.blocks())
+    k = plan.unit_exp
     cat = lambda dicts: {m: np.concatenate([d[m] for d in dicts]) for m in dicts[0]}  # noqa: E731
+    true = lambda d: {m: np.ldexp(v, -k) for m, v in d.items()} if k else d  # noqa: E731
     chunks = None
     if blocks[0].chunks is not None:
         chunks = cat([b.chunks for b in blocks])
+    pieces = {}
+    for m in blocks[0].pieces:
+        offsets = np.cumsum([0] + [b.index.shape[0] for b in blocks[:-1]])
+        pieces[m] = (np.concatenate([b.pieces[m][0] + off for b, off in zip(blocks, offsets)]),
+                     np.ldexp(np.concatenate([b.pieces[m][1] for b in blocks]), -k),
+                     np.ldexp(np.concatenate([b.pieces[m][2] for b in blocks]), -k))
     return RepIntervals(index=np.concatenate([b.index for b in blocks]),
                         seeds=np.concatenate([b.seeds for b in blocks]),
-                        estimate=cat([b.estimate for b in blocks]), low=cat([b.low for b in blocks]),
-                        high=cat([b.high for b in blocks]), chunks=chunks)
+                        estimate=true(cat([b.estimate for b in blocks])), low=true(cat([b.low for b in blocks])),
+                        high=true(cat([b.high for b in blocks])), chunks=chunks, pieces=pieces)
 
 
 def recommend(methods: dict, level: float) -> tuple[dict, dict]:
@@ -257,14 +284,31 @@ class _Plan:
             raise ParameterError("census must be a perdoc.DocTable (use perdoc.load_chunks or DocTable.from_arrays)")
         self.level = _check_level(level)
         self.reps = _check_int("reps", reps, 1)
+        if self.reps > MAX_REPS:
+            raise ParameterError(f"reps must be at most {MAX_REPS:,} (got {self.reps:,}): every repetition keeps its "
+                                 "widths and errors for an exact summary, and Monte Carlo error is already about "
+                                 "0.0002 on a coverage at that size")
         self.seed = _check_int("seed", seed, 0)
-        self.replicates = _check_int("replicates", replicates, 0)
-        if self.replicates == 1:
-            raise ParameterError("replicates must be 0 (no bootstrap) or at least 2 (got 1)")
+        self.replicates = _check_replicates(replicates)
         self.k = _check_int("k", k, 2)
-        self.n, self.s, self.q = table.n, table.s, table.q
+        if self.k > table.K:
+            raise ParameterError(f"k = {self.k} must be below the number of census documents ({table.K})")
+        if self.replicates * self.k > MAX_RESAMPLING_CELLS:
+            raise ParameterError(f"replicates x k must be at most {MAX_RESAMPLING_CELLS:,} (got {self.replicates:,} x "
+                                 f"{self.k:,}): each simulated sample holds its bootstrap and wild draws for every "
+                                 "document, about 40 bytes per cell; use fewer replicates")
         self.M = table.K
         self.binary = table.binary and not self.paired
+        # compute on sums of about unit size (perdoc.micro.working_exponents); a 0/1 census is
+        # brought back to its true sums, which are whole numbers (and the two-stage draws need them)
+        n, s, q, scale = table.n, table.s, table.q, table.scale
+        if table.binary and scale != 1.0:
+            ks = _micro._exponent_of_power_of_two(scale)
+            s, q, scale = np.ldexp(s, -ks), None if q is None else np.ldexp(q, -2 * ks), 1.0
+        j, self.unit_exp = _micro.working_exponents(n, s, scale)
+        if j:
+            s, q = np.ldexp(s, j), None if q is None else np.ldexp(q, 2 * j)
+        self.n, self.s, self.q = n, s, q
         self.truth = {"micro": float(self.s.sum() / self.n.sum()), "macro": float(np.mean(self.s / self.n))}
         self.notes: list[str] = []
         design = {"sampling": "srs"} if design is None else design
@@ -407,7 +451,7 @@ class _Plan:
             chunks = None
             if self.sampling == "srs":
                 res = _srs_block(n, s, q, seeds, M=self.M, level=self.level, B=self.replicates,
-                                 binary=self.binary, methods=self.methods)
+                                 binary=self.binary, methods=self.methods, unit_exp=self.unit_exp)
             elif self.sampling == "stratified":
                 res = _stratified_block(n, s, [(pos.size, k_h) for _, pos, k_h in self.strata], self.level)
             else:
@@ -417,8 +461,10 @@ class _Plan:
                 hits = self.chunk_rng.hypergeometric(S, Nd - S, m).astype(float)
                 chunks = {"n": m.astype(float), "s": hits}
                 res = _two_stage_block(m.astype(float), hits, Nd.astype(float), self.M, self.level)
-            est, low, high = res
-            yield RepIntervals(index=idx, seeds=seeds, estimate=est, low=low, high=high, chunks=chunks)
+            est, low, high = res[:3]
+            pieces = res[3] if len(res) > 3 else {}
+            yield RepIntervals(index=idx, seeds=seeds, estimate=est, low=low, high=high, chunks=chunks,
+                               pieces=pieces)
 
     def run(self, progress) -> SimulationResult:
         # counts are exact; widths and squared errors are kept per repetition and summed once with
@@ -434,8 +480,13 @@ class _Plan:
                 none = np.isnan(lo) | np.isnan(hi)
                 inf = ~none & (np.isinf(lo) | np.isinf(hi))
                 fin = ~none & ~inf
-                with np.errstate(invalid="ignore"):
-                    cov = ~none & (lo <= truth) & (truth <= hi)
+                if m in blk.pieces:  # covered: the truth lies in one of the pieces
+                    prow, plo, phi = blk.pieces[m]
+                    cov = np.zeros(lo.size, dtype=bool)
+                    cov[prow[(plo <= truth) & (truth <= phi)]] = True
+                else:
+                    with np.errstate(invalid="ignore"):
+                        cov = ~none & (lo <= truth) & (truth <= hi)
                 counts[m] += [cov.sum(), none.sum(), inf.sum(), fin.sum()]
                 widths[m].append((hi - lo)[fin])
                 err = est - truth
@@ -451,13 +502,14 @@ class _Plan:
             wsum = math.fsum(np.concatenate(widths[m]).tolist())
             sse = math.fsum(np.concatenate(sq_err[m]).tolist())
             methods[m] = {"coverage": c, "mc_se": math.sqrt(c * (1.0 - c) / R),
-                          "mean_width": wsum / nfin if nfin else float("nan"),
-                          "rmse": math.sqrt(sse / R), "no_interval": none / R, "infinite": inf / R,
-                          "n": self.reps}
+                          "mean_width": math.ldexp(wsum / nfin, -self.unit_exp) if nfin else float("nan"),
+                          "rmse": math.ldexp(math.sqrt(sse / R), -self.unit_exp), "no_interval": none / R,
+                          "infinite": inf / R, "n": self.reps}
         rec, notes = recommend(methods, self.level)
         if self.sampling == "two_stage":
             notes["macro"] = "no macro method under a two-stage design"
-        return SimulationResult(methods=methods, truth=dict(self.truth), k=self.k, reps=self.reps, seed=self.seed,
+        truth = {m: math.ldexp(v, -self.unit_exp) for m, v in self.truth.items()}
+        return SimulationResult(methods=methods, truth=truth, k=self.k, reps=self.reps, seed=self.seed,
                                 level=self.level, design=self.design, recommended=rec, recommendation_notes=notes,
                                 replicates=self.replicates if self.sampling == "srs" else 0,
                                 notes=tuple(self.notes))
@@ -486,6 +538,7 @@ def _df_imbens_kolesar(n, s, q, N, R, u, rest):
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = np.where(den > 0, (np.sum(u * u, axis=1) - ssr) / den, 0.0)
     sig = np.maximum(ssr / N - rho, 0.0)
+    sig, rho = _micro.normalise_moments(sig, rho)  # as perdoc.micro.df_imbens_kolesar
     Nc, sigc, rhoc = N[:, None], sig[:, None], rho[:, None]
     h = n / Nc
     S2 = np.sum(n * n, axis=1)[:, None]
@@ -589,7 +642,7 @@ def _quantile_pair(x, probs):
 
 
 # ====================================================================== simple random sampling
-def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods):
+def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0):
     """Every interval of ``perdoc.estimate(sample, population_size=M, replicates=B, seed=seed)``
     for each row of the (reps, k) arrays."""
     nb, K = n.shape
@@ -611,7 +664,7 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods):
     df_bm = _df_bell_mccaffrey(n, N, rest)
     dfK = np.full(nb, K - 1.0)
     se1, se2, se3 = np.sqrt(v1) * fpc, np.sqrt(v2) * fpc, np.sqrt(v3) * fpc
-    est, low, high = {}, {}, {}
+    est, low, high, pieces = {}, {}, {}, {}
 
     def put(name, e, lohi):
         est[name] = e
@@ -625,8 +678,10 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods):
     put("micro.cr3", R, _t_ci(R, se3, dfK, alpha, notflat))
     if binary:
         V = v1 * fpc**2
-        for m, lohi in _bounded(R, V, N, dfK, alpha).items():
-            put(f"micro.{m}", R, lohi)
+        # on the true scale (the intervals transform p), then back to the working one
+        k = unit_exp
+        for m, (blo, bhi) in _bounded(np.ldexp(R, -k), np.ldexp(V, -2 * k), N, dfK, alpha).items():
+            put(f"micro.{m}", R, (np.ldexp(blo, k), np.ldexp(bhi, k)) if k else (blo, bhi))
     var_m = np.var(r, axis=1, ddof=1) / K
     se_m = np.sqrt(var_m) * fpc
     put("macro.t", rbar, _t_ci(rbar, se_m, dfK, alpha, notflat))
@@ -652,9 +707,12 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods):
             plo, phi = _quantile_pair(theta, probs)
             put(f"{estimand}.percentile", e, (np.where(notflat, e + fpc * (plo - e), np.nan),
                                               np.where(notflat, e + fpc * (phi - e), np.nan)))
-        wlo, whi = _wild_block(n, s, seeds, B, level, notflat)
+        wlo, whi, (prow, plo, phi) = _wild_block(n, s, seeds, B, level, notflat)
         put("micro.wild", R, (R + fpc * (wlo - R), R + fpc * (whi - R)))
-    return ({m: est[m] for m in methods}, {m: low[m] for m in methods}, {m: high[m] for m in methods})
+        Rp = R[prow]
+        pieces["micro.wild"] = (prow, Rp + fpc * (plo - Rp), Rp + fpc * (phi - Rp))
+    return ({m: est[m] for m in methods}, {m: low[m] for m in methods}, {m: high[m] for m in methods},
+            {m: v for m, v in pieces.items() if m in methods})
 
 
 def _bootstrap_block(n, s, r, R, rbar, u, seeds, B):
@@ -696,10 +754,12 @@ def _bootstrap_block(n, s, r, R, rbar, u, seeds, B):
 
 
 def _wild_block(n, s, seeds, B, level, notflat):
-    """perdoc.wild.wild_interval for every row (its own seed), bisected for all rows at once.
+    """perdoc.wild.wild_interval for every row (its own seed): the same per-draw sums (element-wise,
+    so each row's bits are those of the library's own call) and the same whole-set inversion.
 
-    Returns ``(low, high)`` before the FPC: NaN when there is no interval, -inf/+inf when a side is
-    unbounded (whole line: both)."""
+    Returns ``(low, high, pieces)`` before the FPC: ``low``/``high`` the hull, NaN when there is no
+    interval, -inf/+inf when the set is the whole line; ``pieces = (row, low, high)``, one entry per
+    piece (the whole line is one piece from -inf to inf)."""
     nb, K = n.shape
     values, _, enumerated = _wild._scheme(K, "auto", B)
     if enumerated:
@@ -719,13 +779,10 @@ def _wild_block(n, s, seeds, B, level, notflat):
     R = s.sum(axis=1) / N
     u = s - R[:, None] * n
     se = np.sqrt(c1 * np.sum(u * u, axis=1)) / N
-    Z1 = np.stack([s, n, s * n, n**2], axis=2)
-    Z2 = np.stack([s**2, s * n, n**2], axis=2)
-    m1 = np.matmul(W, Z1)
-    m2 = np.matmul(W * W, Z2)
-    const = np.sum(np.all(W == W[:, :, :1], axis=2), axis=1)
+    P, Q, a0, a1, a2, varies = _wild.DrawSums.block(W, n[:, None, :], u[:, None, :], N[:, None])
     del W
-    P = _WildRows(m1, m2, N, c1, R, se, np.sum(n**2, axis=1), D)
+    const = np.sum(~varies, axis=1)
+    sums = _wild.DrawSums(P, Q, a0, a1, a2, varies, const=const, N=N, R=R, se=se, c1=c1, draws=D)
     min_p = const / D
     alpha = 1 - level
     low = np.full(nb, np.nan)
@@ -733,81 +790,21 @@ def _wild_block(n, s, seeds, B, level, notflat):
     whole = notflat & (se != 0) & (min_p > alpha)
     low[whole], high[whole] = -np.inf, np.inf
     run = notflat & (se != 0) & ~(min_p > alpha)
-    for sign, target in ((-1.0, low), (1.0, high)):
-        if not run.any():
-            break
-        inside = R.copy()
-        step = se.copy()
-        out = R + sign * step
-        doublings = np.zeros(nb, dtype=np.int64)
-        active = run.copy()
-        while active.any():
-            p = P.p(out, active)
-            go = active & (p > alpha) & (doublings < 40)
-            inside = np.where(go, out, inside)
-            step = np.where(go, step * 2, step)
-            out = np.where(go, R + sign * step, out)
-            doublings += go
-            active = go
-        capped = run & (doublings == 40)
-        active = run & ~capped
-        tol = 1e-9 * se
-        for _ in range(200):
-            if not active.any():
-                break
-            mid = 0.5 * (inside + out)
-            p = P.p(mid, active)
-            acc = p > alpha
-            inside = np.where(active & acc, mid, inside)
-            out = np.where(active & ~acc, mid, out)
-            active = active & ~(np.abs(out - inside) <= tol)
-        target[run] = np.where(capped[run], sign * np.inf, inside[run])
-    return low, high
-
-
-class _WildRows:
-    """perdoc.wild._Prepared for many rows at once: p(mu0) for a vector of mu0 (one per row).
-
-    The arithmetic is that of ``_Prepared.p`` operation for operation (in place, to spare
-    temporaries), so the decisions of the bisection and the bounds are the library's own."""
-
-    def __init__(self, m1, m2, N, c1, R, se, sum_n2, D):
-        c = np.ascontiguousarray
-        self.Vs, self.Vn, self.Vsn, self.Vnn = (c(x) for x in np.moveaxis(m1, 2, 0))
-        self.V2ss, self.V2sn, self.V2nn = (c(x) for x in np.moveaxis(m2, 2, 0))
-        self.N, self.c1, self.R, self.se, self.sum_n2, self.D = N, c1, R, se, sum_n2, D
-
-    def p(self, mu0, active):
-        rows = np.flatnonzero(active)
-        full = rows.size == active.size
-        sel = (lambda x: x) if full else (lambda x: x[rows])  # noqa: E731
-        mu = sel(mu0)[:, None]
-        N = sel(self.N)[:, None]
-        a = sel(self.Vs) - mu * sel(self.Vn)                      # A = sum v ut
-        a /= N
-        S1 = sel(self.V2ss) - (2 * mu) * sel(self.V2sn)           # sum v^2 ut^2
-        S1 += (mu * mu) * sel(self.V2nn)
-        S2 = sel(self.Vsn) - mu * sel(self.Vnn)                   # sum v ut n
-        S2 *= 2 * a
-        S1 -= S2
-        S2 = np.multiply(a, a, out=S2)
-        S2 *= sel(self.sum_n2)[:, None]
-        S1 += S2
-        np.maximum(S1, 0.0, out=S1)
-        S1 *= self.c1
-        den = np.sqrt(S1, out=S1)
-        den /= N
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # |a / den|, with 0/0 -> 0 and x/0 -> inf: |tstar| of _Prepared.p
-            abs_t = np.divide(a, den, out=a)
-        np.abs(abs_t, out=abs_t)
-        np.fmax(abs_t, 0.0, out=abs_t)
-        t = (sel(self.R) - mu[:, 0]) / sel(self.se)
-        tol = 1e-10 * np.maximum(1.0, np.abs(t))
-        hits = np.count_nonzero(abs_t >= (np.abs(t) - tol)[:, None], axis=1)
-        p = np.zeros(active.size)
-        p[rows] = hits / self.D
-        return p
+    prow, plo, phi = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+    if run.any():
+        prow, plo, phi = _wild.invert(sums, alpha, run)
+        first = np.ones(prow.size, dtype=bool)
+        first[1:] = prow[1:] != prow[:-1]
+        last = np.ones(prow.size, dtype=bool)
+        last[:-1] = first[1:]
+        low[prow[first]] = plo[first]
+        high[prow[last]] = phi[last]
+    wr = np.flatnonzero(whole)
+    prow = np.concatenate([prow, wr])
+    plo = np.concatenate([plo, np.full(wr.size, -np.inf)])
+    phi = np.concatenate([phi, np.full(wr.size, np.inf)])
+    order = np.argsort(prow, kind="stable")
+    return low, high, (prow[order], plo[order], phi[order])
 
 
 # ====================================================================== other designs
@@ -866,6 +863,10 @@ def _check_int(name, x, minimum):
 
 
 def _check_level(level):
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not (0.0 < float(level) < 1.0):
-        raise ParameterError(f"level must be a number strictly between 0 and 1 (got {level!r})")
-    return float(level)
+    from .estimate import check_level
+    return check_level(level)
+
+
+def _check_replicates(replicates):
+    from .estimate import check_replicates
+    return check_replicates(replicates)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["WildResult", "weights_matrix", "p_value", "wild_interval", "WEBB"]
+__all__ = ["WildResult", "weights_matrix", "p_value", "wild_interval", "WEBB", "DrawSums", "invert"]
 
 WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
 MAX_ENUMERATE = 1 << 16
@@ -32,6 +32,10 @@ MAX_ENUMERATE = 1 << 16
 
 @dataclass(frozen=True)
 class WildResult:
+    """The WCR confidence set. ``low``/``high``: its hull (None when there is none, or it is the
+    whole line); ``pieces``: its pieces ``(low, high)`` in increasing order; ``connected``: one piece
+    (or the whole line)."""
+
     low: float | None
     high: float | None
     whole_line: bool
@@ -39,6 +43,8 @@ class WildResult:
     enumerated: bool
     draws: int
     min_p: float
+    pieces: list[tuple[float, float]] = field(default_factory=list)
+    connected: bool = True
 
 
 BLOCK_ELEMS = 1 << 21  # weights are drawn and reduced in blocks: memory O(B + block), never B x K
@@ -117,6 +123,8 @@ class _Prepared:
         t = (self.R - mu0) / self.se
         tol = 1e-10 * max(1.0, abs(t))
         return float(np.mean(np.abs(tstar) >= abs(t) - tol))
+
+
 def p_value(n, s, mu0: float, weights: str = "rademacher", B: int = 9999, seed: int | None = 1) -> float:
     """Wild cluster restricted bootstrap p-value of ``H0: micro mean = mu0``."""
     return _Prepared(n, s, _weight_blocks(np.asarray(n).size, weights, B, seed)).p(mu0)
@@ -124,38 +132,192 @@ def p_value(n, s, mu0: float, weights: str = "rademacher", B: int = 9999, seed: 
 
 def wild_interval(n, s, level: float = 0.95, weights: str = "auto", B: int = 9999,
                   seed: int | None = 1) -> WildResult:
-    """The WCR interval for the micro mean by test inversion (bisection to 1e-9 of the CR1 se)."""
+    """The set of micro means the WCR test does not reject, ``{mu0 : p(mu0) > alpha}``.
+
+    The set is found whole, not by stepping out from the estimate (module :func:`invert`): it can
+    have several pieces when one document holds much of the data. ``low``/``high`` are the
+    smallest and largest values of the set (its hull), ``pieces`` its pieces in increasing order
+    and ``connected`` says whether there is just one.
+    """
     n = np.asarray(n, float)
-    _, wname, enumerated = _scheme(n.size, weights, B)
-    prep = _Prepared(n, s, _weight_blocks(n.size, weights, B, seed))
-    alpha = 1 - level
-    # p never falls below the share of all-equal draws, its limit as mu0 moves away
-    min_p, draws = prep.min_p, prep.draws
-    if prep.se == 0:
+    s = np.asarray(s, float)
+    K = n.size
+    _, wname, enumerated = _scheme(K, weights, B)
+    sums = DrawSums.from_blocks(n, s, _weight_blocks(K, weights, B, seed))
+    min_p, draws = float(sums.const[0]) / sums.draws, sums.draws
+    if sums.se[0] == 0:
         return WildResult(None, None, False, wname, enumerated, draws, min_p)
-    if min_p > alpha:
+    if min_p > 1 - level:
         return WildResult(None, None, True, wname, enumerated, draws, min_p)
-    bounds = []
-    for sign in (-1.0, 1.0):
-        inside, step = prep.R, prep.se
-        out = prep.R + sign * step
-        doublings = 0
-        while prep.p(out) > alpha and doublings < 40:
-            inside = out
-            step *= 2
-            out = prep.R + sign * step
-            doublings += 1
-        if doublings == 40:
-            bounds.append(None)
-            continue
-        for _ in range(200):
-            mid = 0.5 * (inside + out)
-            if prep.p(mid) > alpha:
-                inside = mid
-            else:
-                out = mid
-            if abs(out - inside) <= 1e-9 * prep.se:
-                break
-        bounds.append(float(inside))
-    whole = bounds[0] is None and bounds[1] is None
-    return WildResult(bounds[0], bounds[1], whole, wname, enumerated, draws, min_p)
+    rows, lo, hi = invert(sums, 1 - level, np.ones(1, dtype=bool))
+    pieces = [(float(a), float(b)) for a, b in zip(lo, hi)]
+    return WildResult(pieces[0][0], pieces[-1][1], False, wname, enumerated, draws, min_p,
+                      pieces=pieces, connected=len(pieces) == 1)
+
+
+# ====================================================================== test inversion, whole
+#
+# With y = mu0 - R and the residuals u_d = s_d - R n_d, a draw v has (methods.md)
+#
+#     A(y) = P - y Q,   u*_d = alpha_d - y beta_d,   sum_d u*_d^2 = a0 - 2 a1 y + a2 y^2
+#
+# with P = sum v u, Q = sum v n, alpha_d = v_d u_d - n_d P/N, beta_d = n_d (v_d - Q/N),
+# a0 = sum alpha^2, a1 = sum alpha beta, a2 = sum beta^2; and |t*| >= |t| = |y|/se is, in units of
+# the standard error (y = se tau),
+#
+#     g(tau) = (P - se Q tau)^2 - c1 tau^2 (a0 - 2 se a1 tau + se^2 a2 tau^2) >= 0,
+#
+# a quartic whose leading coefficient -c1 se^2 a2 is negative unless every weight is equal (then
+# g = 0: the draw always reaches |t|, the floor min_p of p). So each draw counts on at most two
+# intervals of mu0, between real roots of its quartic, and p(mu0) is the share of draws whose
+# intervals hold mu0, plus min_p. Sorting the ends of every draw's intervals and counting gives
+# p on every stretch of the line: the set {p > alpha} is exact, every piece, with no grid to miss
+# a narrow one. The roots are eigenvalues of the companion matrix, polished by Newton steps; which
+# stretches between candidate roots belong to the draw is decided by the sign of g in their
+# middle, so a spurious candidate (the real part of a complex pair) only splits a stretch in two.
+
+_EIG_CHUNK = 1 << 16  # companion matrices per eigenvalue call
+
+
+@dataclass
+class DrawSums:
+    """Per-draw sums of the WCR bootstrap for ``rows`` samples at once (arrays ``(rows, draws)``)
+    and the per-row constants; rows of one call share the number of draws."""
+
+    P: np.ndarray
+    Q: np.ndarray
+    a0: np.ndarray
+    a1: np.ndarray
+    a2: np.ndarray
+    varies: np.ndarray   # bool: the draw's weights are not all equal
+    const: np.ndarray    # per row: draws with all weights equal
+    N: np.ndarray
+    R: np.ndarray
+    se: np.ndarray
+    c1: float
+    draws: int
+
+    @staticmethod
+    def block(v: np.ndarray, n: np.ndarray, u: np.ndarray, N) -> tuple[np.ndarray, ...]:
+        """``(P, Q, a0, a1, a2, varies)`` for weights ``v`` of shape ``(..., draws, K)``, with ``n``
+        and ``u`` broadcastable to it (``(..., 1, K)``) and ``N`` to ``(..., 1)``. Element-wise
+        products summed along the documents, so one sample gives the same bits alone or in a batch."""
+        P = np.sum(v * u, axis=-1)
+        Q = np.sum(v * n, axis=-1)
+        alpha = v * u
+        alpha -= n * (P / N)[..., None]
+        beta = v - (Q / N)[..., None]
+        beta *= n
+        a0 = np.sum(alpha * alpha, axis=-1)
+        a1 = np.sum(alpha * beta, axis=-1)
+        a2 = np.sum(beta * beta, axis=-1)
+        varies = ~np.all(v == v[..., :1], axis=-1)
+        return P, Q, a0, a1, a2, varies
+
+    @classmethod
+    def from_blocks(cls, n, s, blocks) -> "DrawSums":
+        """One sample, its weights drawn block by block (memory O(draws + block))."""
+        n, s = np.asarray(n, float), np.asarray(s, float)
+        K = n.size
+        N = n.sum()
+        R = s.sum() / N
+        u = s - R * n
+        c1 = K / (K - 1)
+        se = math.sqrt(c1 * np.sum(u * u)) / N
+        parts = [cls.block(v, n, u, N) for v in blocks]
+        P, Q, a0, a1, a2, varies = (np.concatenate([p[i] for p in parts])[None, :] for i in range(6))
+        return cls(P, Q, a0, a1, a2, varies, const=np.sum(~varies, axis=1), N=np.array([N]), R=np.array([R]),
+                   se=np.array([se]), c1=c1, draws=P.shape[1])
+
+
+def invert(sums: DrawSums, alpha: float, run: np.ndarray):
+    """Every piece of ``{mu0 : p(mu0) > alpha}`` for the rows where ``run`` is true.
+
+    Returns flat arrays ``(row, low, high)``, one entry per piece, sorted by row and then by
+    position. Rows in ``run`` need ``se > 0`` and ``min_p <= alpha`` (so that the set is bounded).
+    """
+    rows_all, draws_all = np.nonzero(sums.varies & run[:, None])
+    se = sums.se[rows_all]
+    c1 = sums.c1
+    P, Q = sums.P[rows_all, draws_all], sums.Q[rows_all, draws_all]
+    a0, a1, a2 = sums.a0[rows_all, draws_all], sums.a1[rows_all, draws_all], sums.a2[rows_all, draws_all]
+    del draws_all
+    # g(tau) = b4 tau^4 + b3 tau^3 + b2 tau^2 + b1 tau + b0, and its monic form h = g / b4 (b4 < 0)
+    b4 = -c1 * se * se * a2
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        h = np.stack([2.0 * c1 * se * a1, se * se * Q * Q - c1 * a0, -2.0 * se * P * Q, P * P], axis=1) / b4[:, None]
+    del P, Q, a0, a1, a2, se, b4
+    good = np.all(np.isfinite(h), axis=1)
+    if not good.all():  # a draw with no usable quartic cannot be placed: leave it out
+        h, rows_all = h[good], rows_all[good]
+    roots = _real_candidates(h)
+    # sign of g in the middle of each stretch between candidates: g >= 0 <=> h <= 0
+    mids = 0.5 * (roots[:, :-1] + roots[:, 1:])
+    on = _horner(h, mids) <= 0.0
+    status = np.zeros((roots.shape[0], 5), dtype=np.int8)
+    status[:, 1:4] = on
+    step = np.diff(status, axis=1)                 # +1 where the draw starts counting, -1 where it stops
+    keep = step != 0
+    ev_row = np.broadcast_to(rows_all[:, None], roots.shape)[keep]
+    ev_pos = roots[keep]
+    ev_w = step[keep].astype(np.int64)
+    del roots, step, keep, mids, on, h
+    order = np.lexsort((ev_pos, ev_row))
+    ev_row, ev_pos, ev_w = ev_row[order], ev_pos[order], ev_w[order]
+    count = np.cumsum(ev_w)                        # every row's weights sum to 0: no reset needed
+    # stretch j runs from event j to event j + 1 of the same row
+    same = ev_row[1:] == ev_row[:-1]
+    lo, hi, row = ev_pos[:-1], ev_pos[1:], ev_row[:-1]
+    p = (sums.const[row] + count[:-1]) / sums.draws
+    acc = same & (hi > lo) & (p > alpha)
+    lo, hi, row = lo[acc], hi[acc], row[acc]
+    # touching accepted stretches (only empty ones between them) form one piece
+    start = np.ones(row.size, dtype=bool)
+    start[1:] = (row[1:] != row[:-1]) | (lo[1:] > hi[:-1])
+    end = np.ones(row.size, dtype=bool)
+    end[:-1] = start[1:]
+    prow, plo, phi = row[start], lo[start], hi[end]
+    # the estimate itself (tau = 0, where every draw counts) is never rejected; guard the
+    # degenerate case of a row without any piece
+    missing = run.copy()
+    missing[prow] = False
+    if missing.any():
+        extra = np.flatnonzero(missing)
+        prow = np.concatenate([prow, extra])
+        plo = np.concatenate([plo, np.zeros(extra.size)])
+        phi = np.concatenate([phi, np.zeros(extra.size)])
+        order = np.lexsort((plo, prow))
+        prow, plo, phi = prow[order], plo[order], phi[order]
+    R, se = sums.R[prow], sums.se[prow]
+    return prow, R + se * plo, R + se * phi
+
+
+def _horner(h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The monic quartic ``x^4 + h0 x^3 + h1 x^2 + h2 x + h3`` at x (rows of h, columns of x)."""
+    out = x + h[:, :1]
+    for i in (1, 2, 3):
+        out *= x
+        out += h[:, i:i + 1]
+    return out
+
+
+def _real_candidates(h: np.ndarray) -> np.ndarray:
+    """Sorted real parts of the four roots of each monic quartic (rows of h), Newton-polished."""
+    m = h.shape[0]
+    out = np.empty((m, 4))
+    for start in range(0, m, _EIG_CHUNK):
+        hh = h[start:start + _EIG_CHUNK]
+        C = np.zeros((hh.shape[0], 4, 4))
+        C[:, 0, :] = -hh
+        C[:, 1, 0] = C[:, 2, 1] = C[:, 3, 2] = 1.0
+        out[start:start + hh.shape[0]] = np.linalg.eigvals(C).real
+    d = np.stack([4.0 * np.ones(m), 3.0 * h[:, 0], 2.0 * h[:, 1], h[:, 2]], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(2):
+            g = _horner(h, out)
+            gp = ((d[:, :1] * out + d[:, 1:2]) * out + d[:, 2:3]) * out + d[:, 3:4]
+            new = out - g / gp
+            better = np.isfinite(new) & (np.abs(_horner(h, new)) < np.abs(g))
+            out = np.where(better, new, out)
+    out.sort(axis=1)
+    return out
