@@ -29,7 +29,7 @@ from .table import DocTable
 
 __all__ = ["half_width", "plan_k", "spread", "spread_problem", "Plan", "plan_strata", "StrataPlan", "curve"]
 
-ZERO_SPREAD = ("a spread of 0 (every pilot document at the same rate) would claim that K = 2 documents "
+ZERO_SPREAD = ("a spread of 0 (as from a pilot whose documents all share one rate) would claim that K = 2 documents "
                "reach any half-width: give an assumed spread, e.g. from a similar study")
 
 
