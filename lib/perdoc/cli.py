@@ -313,6 +313,7 @@ def format_comparison(result, pairs) -> str:
         lines.append(f"sign-flip randomization test by document: p = {rz['p_value']:.4g} ({kind})")
     for note in d["notes"]:
         lines.append(f"note: {note}")
+    lines += _input_notes(pairs.source)
     return "\n".join(lines)
 
 
@@ -499,7 +500,23 @@ def format_estimates(result, table) -> str:
     lines.append(f"  documents at rate 0: {d.frac_rate_0:.1%}   at rate 1: {d.frac_rate_1:.1%}")
     for note in result.notes:
         lines.append(f"note: {note}")
+    lines += _input_notes(table.source)
     return "\n".join(lines)
+
+
+def _input_notes(source: dict) -> list[str]:
+    """What the loader inferred or accepted about the input: the kind of metric, similar ids."""
+    out = []
+    if source.get("metric"):
+        why = source.get("metric_reason", "")
+        why = why if source.get("metric_declared") else f"inferred: {why}"
+        out.append(f"note: metric {source['metric']} ({why})")
+    similar = source.get("similar_ids")
+    if similar:
+        shown = "; ".join(" / ".join(repr(v) for v in g) for g in similar.get("examples", []))
+        out.append(f"note: {similar['groups']} group(s) of document ids differ only in spaces, letter case or "
+                   f"Unicode form and are kept as different documents ({shown})")
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

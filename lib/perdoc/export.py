@@ -6,6 +6,7 @@ This module imports neither the loaders nor DuckDB, so :class:`~perdoc.table.Doc
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import uuid
@@ -75,15 +76,23 @@ def write_table(table, path, *, doc_name: str = "doc") -> None:
     n = frame["n"].to_numpy()
     if np.all(n == np.round(n)):
         frame["n"] = n.astype(np.int64)
+    quoting = csv.QUOTE_MINIMAL
     if ext == ".csv":
+        stray_cr = False
         for col in frame.columns:
             if frame[col].dtype.kind in "OUS" or str(frame[col].dtype) in ("string", "category"):
-                frame[col] = [neutralise_csv_cell(v) for v in frame[col].astype(object)]
+                cells = [neutralise_csv_cell(v) for v in frame[col].astype(object)]
+                stray_cr = stray_cr or any(isinstance(v, str) and "\r" in v for v in cells)
+                frame[col] = cells
         frame.columns = [neutralise_csv_cell(str(c)) for c in frame.columns]
+        # the csv writer quotes a field with a line feed but not one with a lone carriage return,
+        # which readers then take for a line break: quote every text field of such a table
+        if stray_cr or any("\r" in c for c in frame.columns):
+            quoting = csv.QUOTE_NONNUMERIC
     tmp = folder / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
     try:
         if ext == ".csv":
-            frame.to_csv(tmp, index=False)
+            frame.to_csv(tmp, index=False, quoting=quoting)
         else:
             frame.to_parquet(tmp, index=False)
         os.replace(tmp, path)

@@ -294,7 +294,7 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
             if scale != 1.0:
                 sv = sv * scale
                 qv = None if qv is None else qv * scale * scale
-        info.update(_similar_ids(docs, doc, label, allow_similar_ids))
+        info.update(_similar_ids(docs, doc, label, allow_similar_ids, distinct=False))
     return _build(src_label=label, mapping=names, n=nv, s=sv, q=qv, doc=docs, source=info, scale=scale,
                   assume_binary=metric in (None, "binary"))
 
@@ -543,12 +543,16 @@ def _id_key(value: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).casefold())
 
 
-def _similar_ids(docs, col: str, label: str, allow: bool) -> dict:
+def _similar_ids(docs, col: str, label: str, allow: bool, *, distinct: bool = True) -> dict:
     """Distinct ids that collide once surrounding spaces, Unicode form and letter case are set aside.
-    O(K) over the K distinct ids (after aggregation); refuses unless ``allow``."""
-    ids = [v for v in docs if v is not None]
-    keys = [_id_key(str(v)) for v in ids]
-    if len(set(keys)) == len(set(ids)):
+    O(K) over the K ids after aggregation (``distinct``: no id repeats); refuses unless ``allow``."""
+    ids = [v for v in np.asarray(docs, dtype=object).tolist() if v is not None]
+    count = len(ids) if distinct else len(set(ids))
+    if all(map(str.isascii, ids)):
+        keys = list(map(str.lower, map(str.strip, ids)))
+    else:
+        keys = list(map(_id_key, ids))
+    if len(set(keys)) == count:
         return {}
     members: dict[str, list] = {}
     for v, k in zip(ids, keys):
