@@ -729,11 +729,23 @@ def test_rescaled_table_writes_true_values(tmp_path):
     np.testing.assert_allclose(written["rate"], [2e200, -2e200, 5e199], rtol=1e-15)
 
 
-def test_pairs_beyond_the_double_range_name_the_column():
-    rows = pd.DataFrame({"d": ["x", "x", "y", "z"], "a": [1e200, 0, 1, 1], "b": [0, 0.5, 1, 0]})
-    msg = raises(InputError, r"column 'a' in the DataFrame: scores as large as 1e\+200", load_pairs, rows,
-                 "d", "a", "b")
-    assert "column q" not in msg
+@pytest.mark.parametrize("size", [1e200, 1e-170])
+def test_pairs_beyond_the_double_range_are_rescaled(size):
+    from perdoc.compare import compare
+    rng = np.random.default_rng(3)
+    rows = pd.DataFrame({"d": [f"d{i % 12:02d}" for i in range(240)], "a": rng.normal(1, 0.5, 240) * size,
+                         "b": rng.normal(1.2, 0.5, 240) * size})
+    pairs = load_pairs(rows, "d", "a", "b")
+    c = pairs.scale
+    assert c != 1 and np.frexp(c)[0] == 0.5 and 0.25 <= max(rows.a.abs().max(), rows.b.abs().max()) * c <= 4
+    g = rows.groupby("d")
+    np.testing.assert_allclose(pairs.s_a / c, g.a.sum().to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(pairs.q_d, ((rows.a * c - rows.b * c) ** 2).groupby(rows.d).sum().to_numpy(),
+                               rtol=1e-12)
+    np.testing.assert_allclose(pairs.system("b").rate, g.b.mean().to_numpy(), rtol=1e-12)
+    d = compare(pairs, replicates=0).to_dict()
+    np.testing.assert_allclose(d["systems"]["a"]["micro"]["estimate"], rows.a.mean(), rtol=1e-9)
+    assert pairs.source["metric"] == "score"
 
 
 def test_chunk_route_messages_name_the_score_column(monkeypatch):

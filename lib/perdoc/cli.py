@@ -299,7 +299,8 @@ def format_comparison(result, pairs) -> str:
                 continue
             se = "" if v.get("se") is None else f"{v['se']:.4g}"
             df = "" if v.get("df") is None else f"{v['df']:.3g}"
-            ci = f"[{v['ci'][0]:+.4f}, {v['ci'][1]:+.4f}]" if v["ci"] else f"no interval: {v['reason']}"
+            ci = (f"[{_bound(v['ci'][0], '+')}, {_bound(v['ci'][1], '+')}]" if v["ci"]
+                  else f"no interval: {v['reason']}")
             tag = "  <- baseline, shown to warn" if v.get("role") == "baseline" else ""
             lines.append(f"  {method:<12} {v.get('label', ''):<46} {se:>9} {df:>7}  {ci}{tag}")
         lines.append("")
@@ -315,6 +316,17 @@ def format_comparison(result, pairs) -> str:
         lines.append(f"note: {note}")
     lines += _input_notes(pairs.source)
     return "\n".join(lines)
+
+
+def _bound(x, sign: str = "") -> str:
+    """An interval end: four decimals for values of ordinary size, else six significant digits
+    (scores may lie anywhere in the double range)."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if x == 0 or 1e-4 <= abs(x) < 1e9:
+        return f"{x:{sign}.4f}"
+    return f"{x:{sign}.6g}"
 
 
 def _fmt(x):
@@ -440,7 +452,8 @@ def _progress_bar():
 def format_simulation(result) -> str:
     d = result.to_dict()
     lines = [f"perdoc simulate: {d['reps']:,} samples of K = {d['k']} documents, level {d['level']:g}, "
-             f"seed {d['seed']}; census values: micro {d['truth']['micro']:.4f}, macro {d['truth']['macro']:.4f}",
+             f"seed {d['seed']}; census values: micro {_bound(d['truth']['micro'])}, "
+             f"macro {_bound(d['truth']['macro'])}",
              f"  {'method':<22} {'coverage':>8} {'MC SE':>7} {'mean width':>10} {'RMSE':>7} {'no interval':>11}"]
     for name, m in d["methods"].items():
         f = lambda v, p=3: "—" if v is None else f"{v:.{p}f}"  # noqa: E731
@@ -484,7 +497,7 @@ def format_estimates(result, table) -> str:
                 continue
             se = "" if iv.se is None else f"{iv.se:.4g}"
             df = "" if iv.df is None else f"{iv.df:.3g}"
-            ci = (f"[{iv.ci.low:.4f}, {iv.ci.high:.4f}]" if iv.ci is not None
+            ci = (f"[{_bound(iv.ci.low)}, {_bound(iv.ci.high)}]" if iv.ci is not None
                   else f"no interval: {iv.reason}")
             extra = ""
             if iv.role == "baseline":

@@ -307,7 +307,8 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     with a message counting the unmatched rows. ``unpaired=True`` accepts rows scored by only one
     system (each system then has its own n_d) and counts rows scored by neither as excluded.
     ``fmt``, ``metric`` (checked on both columns) and ``allow_similar_ids`` are as in
-    :func:`load_chunks`. Returns a :class:`perdoc.compare.PairTable`.
+    :func:`load_chunks`; scores whose squares leave the double range are summed multiplied by one
+    power of two for both systems (``PairTable.scale``). Returns a :class:`perdoc.compare.PairTable`.
     """
     from .compare import PairTable
     from .table import Exclusion
@@ -318,7 +319,9 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
         d_expr = _doc_expr(src.ref(doc))
         raw_a, xa, text_a = src.number(a)
         raw_b, xb, text_b = src.number(b)
-        parts = [f"{d_expr} AS d", f"{raw_a} AS ra", f"{xa} AS xa", f"{raw_b} AS rb", f"{xb} AS xb"]
+        # scores are multiplied by a power of two (1 unless they leave the double range, then summed again)
+        parts = [f"{d_expr} AS d", f"{raw_a} AS ra", f"{xa} * $scale AS xa", f"{raw_b} AS rb",
+                 f"{xb} * $scale AS xb"]
         checks = []
         for tag, text in (("a", text_a), ("b", text_b)):
             checks += [
@@ -343,7 +346,7 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
                    {", ".join(checks)}
             FROM (SELECT {", ".join(parts)} FROM {src.relation})
             GROUP BY d ORDER BY d NULLS LAST"""
-        res = src.fetch(sql)
+        res = src.fetch(sql, {"scale": 1.0})
         rows_per_doc = _plain(res["rows"], float)
         docs = _plain(res["doc"], object)
         rows = int(rows_per_doc.sum())
@@ -373,7 +376,7 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
                     "them anyway, by the delta method)")
         elif neither:
             exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
-        kinds = {}
+        kinds, sizes = {}, []
         for tag, col, x, n_x in (("a", a, xa, n_a), ("b", b, xb, n_b)):
             has = n_x > 0
             if not has.any():
@@ -385,17 +388,20 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
             kinds[col] = _chunk_metric(binary, False, lo, hi)
             if metric is not None and _violates(metric, kinds[col][0]):
                 _metric_violation(src, x, col, metric)
-            # PairTable holds unscaled sums: scores whose squares leave the double range are refused
-            size = max(-lo, hi)
-            s_x, q_x = _plain(res[f"s_{tag}"], float)[has], _plain(res[f"q_{tag}"], float)[has]
-            if not (np.all(np.isfinite(s_x)) and np.all(np.isfinite(q_x))) or 0 < size < _SQUARE_UNDERFLOW:
-                raise InputError(
-                    f"column '{col}' in {src.label}: scores as {'large' if size > 1 else 'small'} as {size:.3g} "
-                    f"have sums or squares outside the double range; the comparison cannot use them: "
-                    f"multiply both score columns by a constant that brings them near 1")
-        if not unpaired and not np.all(np.isfinite(_plain(res["q_d"], float))):
-            raise InputError(f"columns '{a}' and '{b}' in {src.label}: the squared differences of their scores "
-                             "overflow the double range; multiply both by a constant that brings them near 1")
+            sizes.append(max(-lo, hi))
+        # one power of two for both systems (q_d mixes them), from the larger of their largest scores
+        scale = _scale_for(max(sizes, default=0.0))
+        if scale != 1.0:
+            res = src.fetch(sql, {"scale": scale})
+        sums = ["s_a", "q_a", "s_b", "q_b"] + ([] if unpaired else ["q_d"])
+        for key in sums:
+            n_x = n_b if key.endswith("_b") else n_a
+            v = _plain(res[key], float)[n_x > 0]
+            if not np.all(np.isfinite(v)):
+                col = b if key.endswith("_b") else a
+                what = f"columns '{a}' and '{b}'" if key == "q_d" else f"column '{col}'"
+                raise InputError(f"{what} in {src.label}: sums of scores or of their squares leave the double "
+                                 "range; multiply the scores by a constant that brings them near 1")
         order = {"binary": 0, "proportion": 1, "score": 2}
         kind = max((k for k, _ in kinds.values()), key=order.get)
         (ka, ra), (kb, rb) = kinds[a], kinds[b]
@@ -414,11 +420,12 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     # documents whose rows all lack both scores carry nothing: drop them, counted above
     keep = (n_a > 0) | (n_b > 0)
     try:
-        return PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]),
-                               q_a=np.nan_to_num(q_a[keep]), n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]),
-                               q_b=np.nan_to_num(q_b[keep]), q_d=None if unpaired else _plain(res["q_d"], float)[keep],
-                               names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
-                               label=label)
+        pairs = PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]),
+                                q_a=np.nan_to_num(q_a[keep]), n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]),
+                                q_b=np.nan_to_num(q_b[keep]),
+                                q_d=None if unpaired else _plain(res["q_d"], float)[keep],
+                                names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
+                                label=label)
     except PerdocError as e:
         msg = str(e)
         m = _COLUMN_RE.match(msg)
@@ -427,6 +434,7 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
         role = m.group(1)
         what = f"column '{doc}'" if role == "doc" else f"columns '{a}' and '{b}'"
         raise type(e)(f"{what} in {label}: {msg[m.end():]}") from None
+    return pairs if scale == 1.0 else replace(pairs, scale=scale)
 
 
 # ====================================================================== metric, scale, ids
@@ -537,6 +545,9 @@ def _scale_for(size) -> float:
     return math.ldexp(1.0, min(max(-exponent, -1022), 1023))
 
 
+_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.strip() removes from ASCII text
+
+
 def _id_key(value: str) -> str:
     if value.isascii():
         return value.strip().lower()
@@ -548,8 +559,15 @@ def _similar_ids(docs, col: str, label: str, allow: bool, *, distinct: bool = Tr
     O(K) over the K ids after aggregation (``distinct``: no id repeats); refuses unless ``allow``."""
     ids = [v for v in np.asarray(docs, dtype=object).tolist() if v is not None]
     count = len(ids) if distinct else len(set(ids))
-    if all(map(str.isascii, ids)):
-        keys = list(map(str.lower, map(str.strip, ids)))
+    joined = "\x00".join(ids)
+    if joined.isascii() and joined.count("\x00") == len(ids) - 1:
+        if any(c in joined for c in _ASCII_SPACE):
+            keys = list(map(str.lower, map(str.strip, ids)))
+        else:  # the common case, at C speed: ASCII ids without spaces
+            lowered = joined.lower()
+            if lowered == joined and count == len(ids):  # keys are the ids, which are distinct
+                return {}
+            keys = lowered.split("\x00")
     else:
         keys = list(map(_id_key, ids))
     if len(set(keys)) == count:
