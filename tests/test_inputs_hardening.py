@@ -320,6 +320,14 @@ def test_other_obvious_mismatches(tmp_path, payload, what):
     raises(DataFileError, what, load_chunks, p, "doc_id", "hit")
 
 
+def test_json_lines_under_csv_name(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text('{"doc_id": "d1", "hit": 1}\n{"doc_id": "d2", "hit": 0}\n')
+    raises(DataFileError, r"r\.csv as CSV: line 1 is a JSON object, not a header; .*--format jsonl", load_chunks, p,
+           "doc_id", "hit")
+    assert load_chunks(p, "doc_id", "hit", fmt="jsonl").K == 2
+
+
 def test_gzip_under_parquet_name(tmp_path):
     p = tmp_path / "r.parquet"
     p.write_bytes(gzip.compress(b"x" * 200))

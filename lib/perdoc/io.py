@@ -910,6 +910,11 @@ def _csv_header(path: str, kind: str, gz: bool, label: str | None = None) -> lis
     if "\x00" in text:
         raise DataFileError(f"cannot read {label} as {name}: line 1 (the header) holds NUL bytes; is it UTF-16 "
                             "text? save it as UTF-8")
+    head = text.strip()
+    if head.startswith("{") and head.endswith("}") and '":' in head:
+        raise DataFileError(f"cannot read {label} as {name}: line 1 is a JSON object, not a header; for JSON "
+                            "Lines name it .jsonl, or pass --format jsonl (fmt='jsonl' in Python, "
+                            "data.format: jsonl in a params file)")
     try:
         return next(csv.reader([text], delimiter="," if kind == "csv" else "\t", quotechar='"',
                                doublequote=True), [])
