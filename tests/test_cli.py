@@ -99,7 +99,7 @@ def test_aggregated_input_gives_same_numbers(capsys, chunks, tmp_path):
     code, out, _ = run(capsys, "estimate", chunks, "--doc", "doc_id", "--score", "hit", "--replicates", "100",
                        "--json", "--write-table", docs)
     a = json.loads(out)
-    code, out, _ = run(capsys, "estimate", docs, "--doc", "doc", "--n", "n", "--s", "s", "--q", "q",
+    code, out, _ = run(capsys, "estimate", docs, "--doc", "doc_id", "--n", "n", "--s", "s", "--q", "q",
                        "--replicates", "100", "--json")
     b = json.loads(out)
     assert code == 0
