@@ -107,8 +107,11 @@ class PairTable:
         if not self.paired:
             raise ParameterError("the difference table exists for paired data only")
         # a difference of scores is never a 0/1 metric, even when every row's difference is 0 or 1
+        source = {**self.source, "binary": False}
+        if "metric" in source:  # a difference of scores may be any number
+            source.update(metric="score", metric_reason="a difference of two systems' scores")
         t = DocTable.from_arrays(n=self.n_a, s=self.s_a - self.s_b, q=self.q_d, doc=self.doc,
-                                 source={**self.source, "binary": False}, exclusions=self.exclusions)
+                                 source=source, exclusions=self.exclusions)
         return t if self.scale == 1.0 else replace(t, scale=self.scale)
 
 
@@ -179,7 +182,7 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
     bounds = (-1.0, 1.0) if sys_a.metric_range == (0.0, 1.0) and sys_b.metric_range == (0.0, 1.0) else None
     # the comparison's own sums, on one working scale for both systems (perdoc.micro.working_exponents)
     k, (s_a, s_b, q_a, q_b) = _working_pairs(pairs)
-    Ra, Rb = math.ldexp(sys_a.micro_estimate, k), math.ldexp(sys_b.micro_estimate, k)
+    Ra, Rb = _micro.ldexp(sys_a.micro_estimate, k), _micro.ldexp(sys_b.micro_estimate, k)
     notes = []
     if pairs.paired:
         n = pairs.n_a
@@ -210,8 +213,8 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
                          "reason": "the sign-flip test needs paired rows"}
         notes.append("unpaired comparison (delta method): the systems were not scored on the same rows")
     if k:  # covariances back to the true scale (squared units)
-        cov_micro = {key: math.ldexp(float(v), -2 * k) for key, v in cov_micro.items()}
-        cov_macro = {key: math.ldexp(float(v), -2 * k) for key, v in cov_macro.items()}
+        cov_micro = {key: _micro.ldexp(float(v), -2 * k) for key, v in cov_micro.items()}
+        cov_macro = {key: _micro.ldexp(float(v), -2 * k) for key, v in cov_macro.items()}
     return Comparison(names=pairs.names, paired=pairs.paired, level=level, population_size=population_size,
                       difference=diff, unpaired=unpaired, systems=(sys_a, sys_b), correlation=correlation,
                       covariance={"micro": cov_micro, "macro": cov_macro}, ties_fraction=ties,

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .micro import ldexp
 from .results import Diagnostics
 
 __all__ = ["icc_anova", "diagnose", "QUANTILES"]
@@ -72,9 +73,9 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float,
         icc=icc, deff=deff, n_eff=n_eff, deff_realised=deff_realised,
         g_star=N * N / sum_n2, max_share=float(n.max() / N),
         frac_rate_0=float(np.mean(s == 0)),
-        frac_rate_1=float(np.mean(s == (n if unit_exp == 0 else np.ldexp(n, unit_exp)))),
+        frac_rate_1=float(np.mean(s == (n if unit_exp == 0 else ldexp(n, unit_exp)))),
         n_quantiles={_qname(p): float(v) for p, v in zip(QUANTILES, qn)},
-        rate_quantiles={_qname(p): math.ldexp(float(v), -unit_exp) for p, v in zip(QUANTILES, qr)},
+        rate_quantiles={_qname(p): ldexp(float(v), -unit_exp) for p, v in zip(QUANTILES, qr)},
         notes=tuple(notes),
     )
 

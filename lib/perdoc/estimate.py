@@ -69,29 +69,35 @@ def working_table(table: DocTable) -> tuple[np.ndarray, np.ndarray, np.ndarray |
     (:func:`perdoc.micro.working_exponents`); ``s`` and ``q`` are the stored arrays themselves
     when no rescaling is needed."""
     j, k = _micro.working_exponents(table.n, table.s, table.scale)
-    s = table.s if j == 0 else np.ldexp(table.s, j)
-    q = table.q if (table.q is None or j == 0) else np.ldexp(table.q, 2 * j)
+    s = table.s if j == 0 else _micro.ldexp(table.s, j)
+    q = table.q if (table.q is None or j == 0) else _micro.ldexp(table.q, 2 * j)
     return table.n, s, q, k
 
 
 def metric_range(table: DocTable, n=None, s=None, q=None, k: int = 0) -> tuple[float, float] | None:
     """``(0, 1)`` when the metric is bounded, else None.
 
-    Bounded: a 0/1 metric (:attr:`DocTable.binary`), or every rate in [0, 1] with sums of squares
+    Bounded: the loader's ``source["metric"]`` is ``binary`` or ``proportion`` (it saw every score);
+    without it, a 0/1 metric (:attr:`DocTable.binary`), or every rate in [0, 1] with sums of squares
     that scores in [0, 1] can give (``q_d <= s_d``, since ``x^2 <= x`` there). Sums cannot prove that
     every score lies in [0, 1]; this is the check they allow. ``n, s, q, k`` are the working sums of
     :func:`working_table` (the table's own when omitted).
     """
+    kind = table.source.get("metric")
+    if kind in ("binary", "proportion"):  # the loader saw every score (or checked a declaration)
+        return (0.0, 1.0)
+    if kind == "score":
+        return None
     if s is None:
         n, s, q, k = working_table(table)
     if table.binary:
         return (0.0, 1.0)
     if q is None:
         return None
-    one = n if k == 0 else np.ldexp(n, k)          # a true rate of 1, in working units
+    one = n if k == 0 else _micro.ldexp(n, k)          # a true rate of 1, in working units
     if not (np.all(s >= 0) and np.all(s <= one)):
         return None
-    s2 = s if k == 0 else np.ldexp(s, k)           # on the scale of q (2^(2k) times the true sums)
+    s2 = s if k == 0 else _micro.ldexp(s, k)           # on the scale of q (2^(2k) times the true sums)
     if np.all(q <= s2 + 1e-9 * s2):
         return (0.0, 1.0)
     return None
@@ -110,7 +116,7 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
     census = population_size is not None and population_size == K
     r = s / n
     flat = bool(np.all(r == r[0]))
-    flat_reason = (f"zero variance: every document has the same rate ({math.ldexp(r[0], -k):.6g}), "
+    flat_reason = (f"zero variance: every document has the same rate ({_micro.ldexp(r[0], -k):.6g}), "
                    "so the documents carry no information about sampling error")
     ctx = _Ctx(level=level, alpha=alpha, fpc=fpc, census=census, flat_reason=flat_reason if flat else None)
 
@@ -137,7 +143,8 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
 
     # the bounded intervals are computed on the true scale (they transform p); the others on the
     # working scale and divided back below
-    intervals += ctx.bounded(table, math.ldexp(R, -k), math.ldexp(v1, -2 * k), K - 1.0)
+    intervals += ctx.bounded(table, _micro.ldexp(R, -k), _micro.ldexp(v1, -2 * k), K - 1.0,
+                             se=_micro.ldexp(math.sqrt(v1 * fpc**2), -k))
 
     draws = None
     if replicates > 0:
@@ -173,11 +180,11 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
         notes.append(flat_reason)
     intervals = [_finish(iv, k, mrange) for iv in intervals]
     if draws is not None and k != 0:
-        draws = BootstrapDraws(micro=np.ldexp(draws.micro, -k), micro_se=np.ldexp(draws.micro_se, -k),
-                               macro=np.ldexp(draws.macro, -k), macro_se=np.ldexp(draws.macro_se, -k),
+        draws = BootstrapDraws(micro=_micro.ldexp(draws.micro, -k), micro_se=_micro.ldexp(draws.micro_se, -k),
+                               macro=_micro.ldexp(draws.macro, -k), macro_se=_micro.ldexp(draws.macro_se, -k),
                                degenerate=draws.degenerate)
     return Estimates(K=K, N=N, level=level, population_size=population_size,
-                     micro_estimate=math.ldexp(R, -k), macro_estimate=math.ldexp(rbar, -k),
+                     micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
                      intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
                      notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
                      metric_range=mrange)
@@ -240,8 +247,9 @@ class _Ctx:
                         se=se, ci=ci, reason=reason, role="baseline", notes=tuple(notes),
                         extra=extra or {})
 
-    def bounded(self, table: DocTable, p: float, v_cr1: float, df: float) -> list[Interval]:
-        """Korn-Graubard, logit and Wilson intervals (binary metric only), as survey::svyciprop."""
+    def bounded(self, table: DocTable, p: float, v_cr1: float, df: float, se: float) -> list[Interval]:
+        """Korn-Graubard, logit and Wilson intervals (binary metric only), as survey::svyciprop.
+        On the true scale; ``se`` is ``sqrt(v_cr1 * fpc^2)`` computed where it does not underflow."""
         V = v_cr1 * self.fpc**2
         out = []
         for method, fn, label in (("korn_graubard", _bounded.korn_graubard, "Korn-Graubard (beta), in [0, 1]"),
@@ -261,7 +269,7 @@ class _Ctx:
                              "fallback used: effective n = N and the Clopper-Pearson interval "
                              "(Parker et al. 2017)",)
             out.append(Interval(estimand="micro", method=method, label=label, estimate=p, level=self.level,
-                                se=math.sqrt(V), df=df, ci=ci, reason=reason, role="alternative",
+                                se=se, df=df, ci=ci, reason=reason, role="alternative",
                                 notes=notes, extra=extra))
         return out
 
@@ -480,7 +488,7 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
     diag = diagnose(n, s, q, _micro.var_cr1(n, s), unit_exp=k)
     intervals = tuple(_finish(iv, k, mrange) for iv in intervals)
     macro_est = next((iv.estimate for iv in intervals if iv.estimand == "macro"),
-                     math.ldexp(macro_mean(n, s), -k))
+                     _micro.ldexp(macro_mean(n, s), -k))
     if not any(iv.estimand == "macro" for iv in intervals):
         notes.append("macro mean under this design: point estimate of the sampled documents only (no design "
                      "variance implemented)")

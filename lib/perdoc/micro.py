@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["ratio", "residuals", "var_cr1", "var_cr2", "var_cr3", "df_bell_mccaffrey",
-           "df_imbens_kolesar", "moulton", "working_exponents", "NEUTRAL_EXPONENT"]
+           "df_imbens_kolesar", "moulton", "working_exponents", "ldexp", "NEUTRAL_EXPONENT"]
 
 #: Rates whose largest magnitude lies within ``2^-NEUTRAL_EXPONENT .. 2^NEUTRAL_EXPONENT`` (about
 #: 1e-100 .. 1e100) are computed on as stored; beyond, they are first rescaled by a power of two.
@@ -44,6 +44,15 @@ def working_exponents(n: np.ndarray, s: np.ndarray, scale: float = 1.0) -> tuple
     e = int(np.max(es - en + np.frexp(fs / fn)[1]))
     j = 0 if -NEUTRAL_EXPONENT <= e <= NEUTRAL_EXPONENT else -e
     return j, j + k_scale
+
+
+def ldexp(x, e: int):
+    """``x * 2^e`` for a float or an array: exact, and inf or 0 (no exception) beyond the double range."""
+    if e == 0:
+        return x
+    with np.errstate(over="ignore", under="ignore"):
+        y = np.ldexp(x, e)
+    return float(y) if np.ndim(y) == 0 else y
 
 
 def _exponent_of_power_of_two(x: float) -> int:

@@ -82,7 +82,7 @@ class Interval:
         """The interval with every location and scale value divided by ``2^k`` (exact)."""
         if k == 0:
             return self
-        f = lambda x: None if x is None else math.ldexp(float(x), -k)  # noqa: E731
+        f = lambda x: None if x is None else _ldexp(float(x), -k)  # noqa: E731
         extra = dict(self.extra)
         if extra.get("pieces") is not None:
             extra["pieces"] = [(f(lo), f(hi)) for lo, hi in extra["pieces"]]
@@ -206,6 +206,11 @@ class Estimates:
                 "reason": iv.reason, "out_of_range": iv.out_of_range,
             })
         return pd.DataFrame(rows)
+
+
+def _ldexp(x: float, e: int) -> float:
+    from .micro import ldexp
+    return ldexp(x, e)
 
 
 def _num(x):

@@ -217,7 +217,7 @@ def rep_intervals(census: DocTable | PairTable, *, k: int, reps: int, seed: int 
     blocks = list(plan.blocks())
     k = plan.unit_exp
     cat = lambda dicts: {m: np.concatenate([d[m] for d in dicts]) for m in dicts[0]}  # noqa: E731
-    true = lambda d: {m: np.ldexp(v, -k) for m, v in d.items()} if k else d  # noqa: E731
+    true = lambda d: {m: _micro.ldexp(v, -k) for m, v in d.items()} if k else d  # noqa: E731
     chunks = None
     if blocks[0].chunks is not None:
         chunks = cat([b.chunks for b in blocks])
@@ -225,8 +225,8 @@ def rep_intervals(census: DocTable | PairTable, *, k: int, reps: int, seed: int 
     for m in blocks[0].pieces:
         offsets = np.cumsum([0] + [b.index.shape[0] for b in blocks[:-1]])
         pieces[m] = (np.concatenate([b.pieces[m][0] + off for b, off in zip(blocks, offsets)]),
-                     np.ldexp(np.concatenate([b.pieces[m][1] for b in blocks]), -k),
-                     np.ldexp(np.concatenate([b.pieces[m][2] for b in blocks]), -k))
+                     _micro.ldexp(np.concatenate([b.pieces[m][1] for b in blocks]), -k),
+                     _micro.ldexp(np.concatenate([b.pieces[m][2] for b in blocks]), -k))
     return RepIntervals(index=np.concatenate([b.index for b in blocks]),
                         seeds=np.concatenate([b.seeds for b in blocks]),
                         estimate=true(cat([b.estimate for b in blocks])), low=true(cat([b.low for b in blocks])),
@@ -304,10 +304,10 @@ class _Plan:
         n, s, q, scale = table.n, table.s, table.q, table.scale
         if table.binary and scale != 1.0:
             ks = _micro._exponent_of_power_of_two(scale)
-            s, q, scale = np.ldexp(s, -ks), None if q is None else np.ldexp(q, -2 * ks), 1.0
+            s, q, scale = _micro.ldexp(s, -ks), None if q is None else _micro.ldexp(q, -2 * ks), 1.0
         j, self.unit_exp = _micro.working_exponents(n, s, scale)
         if j:
-            s, q = np.ldexp(s, j), None if q is None else np.ldexp(q, 2 * j)
+            s, q = _micro.ldexp(s, j), None if q is None else _micro.ldexp(q, 2 * j)
         self.n, self.s, self.q = n, s, q
         self.truth = {"micro": float(self.s.sum() / self.n.sum()), "macro": float(np.mean(self.s / self.n))}
         self.notes: list[str] = []
@@ -502,13 +502,13 @@ class _Plan:
             wsum = math.fsum(np.concatenate(widths[m]).tolist())
             sse = math.fsum(np.concatenate(sq_err[m]).tolist())
             methods[m] = {"coverage": c, "mc_se": math.sqrt(c * (1.0 - c) / R),
-                          "mean_width": math.ldexp(wsum / nfin, -self.unit_exp) if nfin else float("nan"),
-                          "rmse": math.ldexp(math.sqrt(sse / R), -self.unit_exp), "no_interval": none / R,
+                          "mean_width": _micro.ldexp(wsum / nfin, -self.unit_exp) if nfin else float("nan"),
+                          "rmse": _micro.ldexp(math.sqrt(sse / R), -self.unit_exp), "no_interval": none / R,
                           "infinite": inf / R, "n": self.reps}
         rec, notes = recommend(methods, self.level)
         if self.sampling == "two_stage":
             notes["macro"] = "no macro method under a two-stage design"
-        truth = {m: math.ldexp(v, -self.unit_exp) for m, v in self.truth.items()}
+        truth = {m: _micro.ldexp(v, -self.unit_exp) for m, v in self.truth.items()}
         return SimulationResult(methods=methods, truth=truth, k=self.k, reps=self.reps, seed=self.seed,
                                 level=self.level, design=self.design, recommended=rec, recommendation_notes=notes,
                                 replicates=self.replicates if self.sampling == "srs" else 0,
@@ -680,8 +680,8 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0):
         V = v1 * fpc**2
         # on the true scale (the intervals transform p), then back to the working one
         k = unit_exp
-        for m, (blo, bhi) in _bounded(np.ldexp(R, -k), np.ldexp(V, -2 * k), N, dfK, alpha).items():
-            put(f"micro.{m}", R, (np.ldexp(blo, k), np.ldexp(bhi, k)) if k else (blo, bhi))
+        for m, (blo, bhi) in _bounded(_micro.ldexp(R, -k), _micro.ldexp(V, -2 * k), N, dfK, alpha).items():
+            put(f"micro.{m}", R, (_micro.ldexp(blo, k), _micro.ldexp(bhi, k)) if k else (blo, bhi))
     var_m = np.var(r, axis=1, ddof=1) / K
     se_m = np.sqrt(var_m) * fpc
     put("macro.t", rbar, _t_ci(rbar, se_m, dfK, alpha, notflat))
