@@ -141,10 +141,12 @@ class Comparison:
         """The JSON contract of ``perdoc compare --json``."""
         if self.difference is not None:
             d = self.difference.to_dict()
-            diff = {"micro": d["micro"], "macro": d["macro"], "diagnostics": d["diagnostics"]}
+            diff = {"micro": d["micro"], "macro": d["macro"], "diagnostics": d["diagnostics"],
+                    "metric_range": d["metric_range"]}
         else:
+            bounded = all(s.metric_range == (0.0, 1.0) for s in self.systems)
             diff = {"micro": {"estimate": _num(self.micro_difference)},
-                    "macro": {"estimate": None}}
+                    "macro": {"estimate": None}, "metric_range": [-1.0, 1.0] if bounded else None}
             for iv in self.unpaired:
                 diff[iv.estimand][iv.method] = iv.to_dict()
                 if iv.method == "t" or iv.estimand == "macro":

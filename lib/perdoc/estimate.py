@@ -27,9 +27,10 @@ __all__ = ["estimate", "estimate_design", "DEFAULT_REPLICATES", "DEFAULT_SEED", 
 DEFAULT_REPLICATES = 9999
 DEFAULT_SEED = 1
 
-#: Bootstrap replicates and wild draws are held in memory: about 300 bytes per replicate (the
+#: Bootstrap replicates and wild draws are held in memory: about 400 bytes per replicate (the
 #: replicate statistics, the wild bootstrap's per-draw sums and the roots of its test inversion),
-#: so the bound keeps one call within a few hundred megabytes.
+#: so the bound keeps one call within about 400 MB; by then the Monte Carlo error of the tail
+#: probability at an interval's end is below 0.0002.
 MAX_REPLICATES = 1_000_000
 #: Whole numbers beyond 2^53 are not exact in double precision (nor in JSON readers).
 MAX_POPULATION_SIZE = 2**53
@@ -398,8 +399,9 @@ def check_replicates(replicates, name: str = "replicates") -> int:
         raise ParameterError(f"{name} must be 0 (no bootstrap) or at least 2 (got 1)")
     if replicates > MAX_REPLICATES:
         raise ParameterError(f"{name} must be at most {MAX_REPLICATES:,} (got {replicates:,}): the bootstrap and "
-                             "wild draws are held in memory, about 300 bytes per replicate, and Monte Carlo "
-                             "error is far below rounding of any reported digit long before that")
+                             "wild draws are held in memory, about 400 bytes per replicate (400 MB at the bound), "
+                             "where the Monte Carlo error of the tail probability at an interval's end is "
+                             "already below 0.0002")
     return int(replicates)
 
 

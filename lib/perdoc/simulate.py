@@ -8,7 +8,9 @@ samples of ``k`` documents under the declared design, compute every interval met
   where the method gave no interval (every document has the same rate, zero standard error, every
   bootstrap replicate degenerate, undefined df) counts as NOT covered: the analyst is left without
   an interval. An infinite or whole-line interval (the wild bootstrap with too few documents)
-  counts as covered, because it does contain the truth; see ``infinite``.
+  counts as covered, because it does contain the truth; see ``infinite``. The wild bootstrap's
+  set may have several pieces: it covers when the truth lies in one of them (not merely in their
+  hull), and its width is that of the hull, as the reported ``ci``.
 * ``mc_se``: Monte Carlo standard error of the coverage, ``sqrt(c (1 - c) / reps)``;
 * ``mean_width``: mean width of the finite intervals (NaN when there is none);
 * ``rmse``: root mean squared error of the method's point estimate around the census value;
@@ -17,6 +19,13 @@ samples of ``k`` documents under the declared design, compute every interval met
 * ``n``: the number of samples (``reps``).
 
 Census values: micro ``sum s / sum n`` and macro ``mean(s / n)`` over the census documents.
+
+Scale: as :func:`perdoc.estimate`, the simulation computes on the census sums times a power of two
+that keeps them near 1 when they are far from it (and divides ``DocTable.scale`` out); truths,
+widths, errors and per-repetition intervals are reported on the true scale, exactly.
+
+Bounds: ``reps`` at most 1,000,000, ``replicates`` at most 1,000,000 and ``replicates * k`` at most
+2^24 (one sample's resampling cells are held at once), ``level`` between 1e-9 and 1 - 1e-9.
 
 Designs (``design=``):
 

@@ -6,8 +6,11 @@ document's residuals by one weight ``v_d``; the refit needs no regression (metho
     A = sum_d v_d ut_d,   u*_d = v_d ut_d - n_d A / N,   t* = (A / N) / (sqrt(c1 sum_d u*_d^2) / N)
 
 with ``c1 = K/(K-1)`` (CR1). The observed statistic is ``t = (R - mu0) / se_CR1``, and
-``p(mu0) = share of draws with |t*| >= |t|``. The interval is the set of ``mu0`` not rejected,
-``{mu0 : p(mu0) > alpha}``, found by test inversion with the same weights for every ``mu0``.
+``p(mu0) = share of draws with |t*| >= |t|``. The confidence set is the set of ``mu0`` not rejected,
+``{mu0 : p(mu0) > alpha}``, found by test inversion with the same weights for every ``mu0``. It is
+found whole (:func:`invert`: every draw's |t*| >= |t| is a quartic inequality in ``mu0``, so p is
+known exactly on the whole line), and it need not be an interval: when one document holds much of
+the data it can have several pieces. ``low``/``high`` report its hull and ``pieces`` every piece.
 
 Weights: Rademacher (+-1), enumerated when ``2^K <= B``; Webb's six-point distribution
 (+-sqrt(1/2), +-1, +-sqrt(3/2)), enumerated when ``6^K <= B``, is the default below 10 documents,
@@ -235,7 +238,25 @@ def invert(sums: DrawSums, alpha: float, run: np.ndarray):
 
     Returns flat arrays ``(row, low, high)``, one entry per piece, sorted by row and then by
     position. Rows in ``run`` need ``se > 0`` and ``min_p <= alpha`` (so that the set is bounded).
+    Rows are inverted in groups of at most ``_INVERT_DRAWS`` draws (about 400 bytes each); each
+    row's result does not depend on the grouping.
     """
+    rows = np.flatnonzero(run)
+    per = max(1, _INVERT_DRAWS // max(1, sums.draws))
+    if rows.size <= per:
+        return _invert(sums, alpha, run)
+    parts = []
+    for start in range(0, rows.size, per):
+        sub = np.zeros_like(run)
+        sub[rows[start:start + per]] = True
+        parts.append(_invert(sums, alpha, sub))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
+
+_INVERT_DRAWS = 1 << 18
+
+
+def _invert(sums: DrawSums, alpha: float, run: np.ndarray):
     rows_all, draws_all = np.nonzero(sums.varies & run[:, None])
     se = sums.se[rows_all]
     c1 = sums.c1
