@@ -7,8 +7,6 @@ baseline).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .micro import ldexp

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import replace
 
 import numpy as np
 from ._dist import beta_ppf, norm_ppf, t_ppf
@@ -18,7 +19,6 @@ from .diagnostics import diagnose
 from .errors import InputError, ParameterError
 from .macro import macro_mean, var_macro
 from .results import ConfidenceInterval, Estimates, Interval
-from dataclasses import replace
 from .table import DocTable
 
 __all__ = ["estimate", "estimate_design", "DEFAULT_REPLICATES", "DEFAULT_SEED", "MAX_REPLICATES",
