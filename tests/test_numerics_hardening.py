@@ -491,3 +491,14 @@ def test_design_intervals_carry_the_flag():
                                    "strata": {"by": labels, "population_sizes": {"x": 30, "y": 30}}})
     d = e.to_dict()
     assert d["metric_range"] == [0.0, 1.0] and d["micro"]["design"]["out_of_range"] in (True, False)
+
+
+def test_public_helpers_rescale_themselves():
+    from perdoc.compare import sign_flip_test
+    n, s = (np.array(x, float) for x in TWO_PIECES["k12"])
+    w = wild_interval(n, s)
+    for e in (-700, 800):
+        we = wild_interval(n, np.ldexp(s, e))
+        assert we.pieces == [(math.ldexp(a, e), math.ldexp(b, e)) for a, b in w.pieces]
+    D = signed_table().s
+    assert sign_flip_test(np.ldexp(D, 900)) == sign_flip_test(D) == sign_flip_test(np.ldexp(D, -1000))

@@ -146,6 +146,14 @@ def wild_interval(n, s, level: float = 0.95, weights: str = "auto", B: int = 999
     s = np.asarray(s, float)
     K = n.size
     _, wname, enumerated = _scheme(K, weights, B)
+    # far from unit size, compute on s times a power of two and divide the ends back (exact)
+    from .micro import ldexp, working_exponents
+    j = working_exponents(n, s)[0]
+    if j:
+        w = wild_interval(n, ldexp(s, j), level=level, weights=weights, B=B, seed=seed)
+        f = lambda x: None if x is None else ldexp(x, -j)  # noqa: E731
+        return WildResult(f(w.low), f(w.high), w.whole_line, w.weights, w.enumerated, w.draws, w.min_p,
+                          pieces=[(f(a), f(b)) for a, b in w.pieces], connected=w.connected)
     sums = DrawSums.from_blocks(n, s, _weight_blocks(K, weights, B, seed))
     min_p, draws = float(sums.const[0]) / sums.draws, sums.draws
     if sums.se[0] == 0:
