@@ -302,6 +302,11 @@ def format_comparison(result, pairs) -> str:
             ci = (f"[{_bound(v['ci'][0], '+')}, {_bound(v['ci'][1], '+')}]" if v["ci"]
                   else f"no interval: {v['reason']}")
             tag = "  <- baseline, shown to warn" if v.get("role") == "baseline" else ""
+            if v.get("pieces") and len(v["pieces"]) > 1:
+                ci = " U ".join(f"[{_bound(lo, '+')}, {_bound(hi, '+')}]" for lo, hi in v["pieces"])
+                tag += "  <- not an interval: the set has several pieces"
+            if v.get("out_of_range"):
+                tag += "  <- OUT OF RANGE"
             lines.append(f"  {method:<12} {v.get('label', ''):<46} {se:>9} {df:>7}  {ci}{tag}")
         lines.append("")
     corr = d["correlation"]
@@ -497,13 +502,21 @@ def format_estimates(result, table) -> str:
                 continue
             se = "" if iv.se is None else f"{iv.se:.4g}"
             df = "" if iv.df is None else f"{iv.df:.3g}"
-            ci = (f"[{_bound(iv.ci.low)}, {_bound(iv.ci.high)}]" if iv.ci is not None
-                  else f"no interval: {iv.reason}")
+            pieces = iv.pieces or []
+            if len(pieces) > 1:
+                ci = " U ".join(f"[{_bound(lo)}, {_bound(hi)}]" for lo, hi in pieces)
+            else:
+                ci = (f"[{_bound(iv.ci.low)}, {_bound(iv.ci.high)}]" if iv.ci is not None
+                      else f"no interval: {iv.reason}")
             extra = ""
             if iv.role == "baseline":
                 extra = "  <- baseline, shown to warn"
             elif iv.extra.get("degenerate_fraction"):
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
+            if len(pieces) > 1:
+                extra += "  <- not an interval: the set has several pieces"
+            if iv.out_of_range:
+                extra += f"  <- OUT OF RANGE [{iv.metric_range[0]:g}, {iv.metric_range[1]:g}]"
             lines.append(f"  {iv.method:<14} {iv.label:<46} {se:>9} {df:>7}  {ci}{extra}")
         lines.append("")
     d = result.diagnostics
