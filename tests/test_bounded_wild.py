@@ -30,6 +30,7 @@ def test_fallback_at_rate_zero_is_clopper_pearson():
     for m in ("korn_graubard", "logit", "wilson"):
         assert d[m]["ci"] == [0.0, pytest.approx(cp_hi)]
         assert d[m]["fallback"] is True and "Clopper-Pearson" in d[m]["notes"][0]
+        assert d[m]["role"] == "baseline"  # chunks as cases: shown to warn, never a headline
     assert d["cr2"]["ci"] is None  # the usual intervals honestly have none
 
 

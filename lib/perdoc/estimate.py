@@ -256,7 +256,7 @@ class _Ctx:
         for method, fn, label in (("korn_graubard", _bounded.korn_graubard, "Korn-Graubard (beta), in [0, 1]"),
                                   ("logit", _bounded.logit_interval, "logit, in [0, 1]"),
                                   ("wilson", _bounded.wilson, "Wilson with effective n, in [0, 1]")):
-            ci, reason, notes, extra = None, None, (), {}
+            ci, reason, notes, extra, role = None, None, (), {}, "alternative"
             if not table.binary:
                 reason = "defined for a binary (0/1) metric only"
             elif self.census:
@@ -266,11 +266,14 @@ class _Ctx:
                 ci = ConfidenceInterval(lo, hi)
                 extra = {"fallback": fallback}
                 if fallback:
+                    # counts every measurement as an independent case, like the iid baseline: shown to
+                    # warn, never a headline (the documents carry no estimate of sampling error here)
+                    role = "baseline"
                     notes = ("the rate is 0 or 1, or its variance is 0, so this method is undefined; "
                              "fallback used: effective n = N and the Clopper-Pearson interval "
-                             "(Parker et al. 2017)",)
+                             "(Parker et al. 2017), which treats every measurement as an independent case",)
             out.append(Interval(estimand="micro", method=method, label=label, estimate=p, level=self.level,
-                                se=se, df=df, ci=ci, reason=reason, role="alternative",
+                                se=se, df=df, ci=ci, reason=reason, role=role,
                                 notes=notes, extra=extra))
         return out
 
