@@ -182,3 +182,30 @@ def test_relative_out_dir_with_simulation(tmp_path, monkeypatch, capsys):
     s = json.loads((tmp_path / "out" / "tiny_census" / "summary.json").read_text())
     assert s["simulation"]["k"] == 3 and s["simulation"]["reps"] == 20
     assert "Which interval holds its level here" in (tmp_path / "out" / "tiny_census" / "report.html").read_text()
+
+
+@pytest.mark.parametrize("name", ["example", "tiny", "stratified"])
+def test_one_answer_headline_follows_the_evidence(built, name):
+    s = json.loads((built[0] / name / "summary.json").read_text())
+    h = s["headline"]
+    html = html_of(built, name)
+    kind = s["params"]["estimand"]["kind"]
+    assert h["estimand"] == kind
+    assert f"({h['label']};" in html                                   # the headline names its method
+    sim = s.get("simulation") or s.get("simulation_pseudo_population")
+    if sim is None:
+        assert h["basis"] == "none" and "Not checked by simulation" in html
+        return
+    m = sim["methods"][f"{kind}.{h['method']}"]
+    assert h["coverage"] == m["coverage"]
+    qualifies = m["coverage"] >= sim["level"] - 2 * m["mc_se"]
+    assert h["verified"] == qualifies and h["approximate"] == (not qualifies)
+    if h["approximate"]:
+        assert "APPROXIMATE" in html and "Approximate:" in html
+        assert "Every item is given" not in html
+    else:
+        assert "APPROXIMATE" not in html
+    if s.get("metric_range") and any(
+            not v.get("out_of_range") and v.get("ci") and v.get("role") != "baseline"
+            for v in s[kind].values() if isinstance(v, dict)):
+        assert not h["out_of_range"]

@@ -24,7 +24,7 @@ from .table import DocTable, Exclusion
 
 __all__ = ["Item", "checklist", "checklist_frame", "STATUSES", "DEFAULT_OUT_OF_SCOPE", "every_score_same"]
 
-STATUSES = ("given", "missing", "not applicable", "unavailable")
+STATUSES = ("given", "missing", "not applicable", "unavailable", "approximate")
 
 DEFAULT_OUT_OF_SCOPE = (
     "the index, held fixed (one chunking and one embedding of the corpus)",
@@ -120,7 +120,8 @@ def _missing(parts: list[str]) -> str:
 def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: dict,
               out_of_scope: list[str] | None = None,
               exclusions: Iterable[Exclusion] | None = None,
-              out_of_scope_sources: list[str] | None = None) -> list[Item]:
+              out_of_scope_sources: list[str] | None = None,
+              evidence: dict | None = None) -> list[Item]:
     """The reporting checklist of one analysis.
 
     Parameters
@@ -141,6 +142,10 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     out_of_scope_sources : list of str, optional
         Where each entry of ``out_of_scope`` comes from (same length), e.g. "default" or "from the
         params file"; each entry is then shown after its source in brackets.
+    evidence : dict, optional
+        What checked the reported method (``perdoc.report.Headline.to_dict()``): ``basis`` (census,
+        pseudo-population or none), ``verified``, ``approximate``, ``coverage``, ``mc_se``, ``reps``, ``k``.
+        An approximate headline gives the method item the status ``"approximate"``.
     """
     design = _check_keys(design, DESIGN_KEYS, "design")
     estimand = _check_keys(estimand, ESTIMAND_KEYS, "estimand")
@@ -194,7 +199,7 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     items.append(Item("sample_size", "K, N and the distribution of n_d", value, "given"))
 
     # 4. interval method, resampling unit, effective df -----------------------------------
-    items.append(_method_item(estimates, name, _text(estimand.get("method"))))
+    items.append(_method_item(estimates, name, _text(estimand.get("method")), evidence))
 
     # 5. ICC and design effect ------------------------------------------------------------
     same = every_score_same(table)
@@ -289,7 +294,7 @@ def every_score_same(table: DocTable) -> float | None:
     return mean / float(getattr(table, "scale", 1.0))  # stored sums may carry a power-of-two scale
 
 
-def _method_item(estimates: Estimates, name: str | None, method: str | None) -> Item:
+def _method_item(estimates: Estimates, name: str | None, method: str | None, evidence: dict | None = None) -> Item:
     """Interval method, resampling unit and effective degrees of freedom (K stated apart)."""
     K = estimates.K
     level = f"{estimates.level:.0%}"
@@ -312,10 +317,26 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None) -> 
     boot = (f"document bootstrap with {estimates.replicates:,} replicates" if estimates.replicates
             else "no bootstrap")
     value = " | ".join(parts) + f" | K = {K:,} documents (stated apart from the df); {boot}"
+    status = "unavailable" if unavailable else "given"
+    if evidence is not None:
+        where = {"census": "the census", "pseudo-population": "a pseudo-population built from the sample"}.get(
+            evidence.get("basis"))
+        cov = evidence.get("coverage")
+        if where is None:
+            value += " | not checked by simulation (no census)"
+        elif cov is not None:
+            checked = (f"simulated coverage on {where}: {cov:.3f} (MC SE {evidence.get('mc_se') or 0:.3f}, "
+                       f"{evidence.get('reps') or 0:,} samples of K = {evidence.get('k')})")
+            if evidence.get("approximate"):
+                value += f" | APPROXIMATE: no method reached {level} in the simulation; {checked}"
+                if not unavailable:
+                    status = "approximate"
+            else:
+                value += f" | {checked}"
     if unavailable:
         value = "interval unavailable from these data: " + value
     return Item("interval_method", "Interval method, resampling unit and effective degrees of freedom",
-                value, "unavailable" if unavailable else "given")
+                value, status)
 
 
 def checklist_frame(items: Iterable[Item]) -> pd.DataFrame:

@@ -8,7 +8,8 @@ import math
 
 import pandas as pd
 
-__all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc", "fmt", "no_sampling_error"]
+__all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc", "fmt", "no_sampling_error",
+           "headline_sentences"]
 
 
 def esc(text) -> str:
@@ -78,3 +79,37 @@ def no_sampling_error(sim) -> tuple[str, ...]:
         if rmse and all(r is not None and math.isfinite(r) and abs(r) <= tol for r in rmse):
             out.append(estimand)
     return tuple(out)
+
+
+def headline_sentences(h, est, kind: str) -> tuple[str, str]:
+    """The headline (estimate, interval, method, df, K, N) and the sentence on the evidence behind it,
+    from a :class:`perdoc.report.Headline`. The two never disagree with the simulation shown below."""
+    p = h.interval
+    lvl = f"{est.level:.0%}"
+    if p.ci is not None:
+        df_text = f"df = {p.df:.2f}; " if p.df is not None and p.df == p.df else ""
+        approx = "APPROXIMATE " if h.approximate else ""
+        title = (f"{kind} mean = {p.estimate:.4f}, {approx}{lvl} interval [{p.ci.low:.4f}, {p.ci.high:.4f}] "
+                 f"({p.label}; {df_text}K = {est.K} documents; N = {est.N:,.0f} measurements).")
+    else:
+        title = f"{kind} mean = {p.estimate:.4f}: no interval ({p.label}): {p.reason or 'not available'}."
+    where = {"census": "on the census", "pseudo-population": "on a pseudo-population built from this sample "
+             "(weaker evidence than a census: it holds only documents like those sampled)"}.get(h.basis)
+    if where is None:
+        evidence = ("Not checked by simulation: no census was given, so this is the default method "
+                    f"({p.label}), whose coverage on data like these is unknown. Add a census (key census.path) to "
+                    "check every method on data like yours.")
+    elif h.coverage is None:
+        evidence = f"Checked by simulation {where}: {h.reason}."
+    else:
+        cov = f"{h.coverage:.3f} (Monte Carlo SE {h.mc_se:.3f}) of {h.reps:,} samples of K = {h.k} documents"
+        if h.verified:
+            evidence = (f"Checked by simulation {where}: this method covered {cov}, within Monte Carlo error of "
+                        f"{lvl}; {h.reason}.")
+        else:
+            evidence = (f"Approximate: checked by simulation {where}, no method reached {lvl}; this one came closest, "
+                        f"covering {cov}. Read the interval as narrower than its nominal {lvl}.")
+    if p.out_of_range:
+        lo_r, hi_r = p.metric_range
+        evidence += f" The interval leaves the range [{lo_r:g}, {hi_r:g}] the metric cannot leave."
+    return title, evidence

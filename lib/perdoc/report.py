@@ -35,6 +35,8 @@ NOTEBOOKS = ("01_design", "02_estimand", "03_intervals", "04_comparison", "05_pl
 PACKAGES = ("perdoc", "numpy", "scipy", "pandas", "duckdb", "pyarrow", "altair", "vl-convert-python",
             "papermill", "nbconvert")
 TEMPLATE_DIR = Path(__file__).with_name("templates")
+#: Bootstrap replicates per simulated sample in the pseudo-population check (at most the study's own).
+PSEUDO_REPLICATES = 199
 
 
 class ReportError(PerdocError):
@@ -54,11 +56,12 @@ class Analysis:
     simulation: object = None           # perdoc.simulate.SimulationResult on the census
     pair_simulation: object = None      # the same for the paired difference
     strata: tuple | None = None         # (StrataPlan, SimulationResult or None) of planning.strata
+    pseudo_simulation: object = None    # SimulationResult on a pseudo-population built from the sample
 
     @property
-    def primary(self):
-        """The interval the declared estimand leads with: the design's under stratified or two-stage
-        sampling, else CR2 for micro and t for macro."""
+    def default_interval(self):
+        """The interval the declared estimand leads with before any evidence: the design's under
+        stratified or two-stage sampling, else CR2 for micro and t for macro."""
         kind = self.study.estimand.kind
         if self.estimates.design is not None:
             try:
@@ -66,6 +69,126 @@ class Analysis:
             except KeyError:
                 return self.estimates.interval("micro", "design")
         return self.estimates.interval(kind, "cr2" if kind == "micro" else "t")
+
+    @property
+    def headline(self) -> "Headline":
+        """The one interval this report leads with, and the evidence behind it (see :func:`choose_headline`)."""
+        if self.simulation is not None:
+            return choose_headline(self.estimates, self.simulation, self.study.estimand.kind,
+                                   basis="census", default=self.default_interval)
+        if self.pseudo_simulation is not None:
+            return choose_headline(self.estimates, self.pseudo_simulation, self.study.estimand.kind,
+                                   basis="pseudo-population", default=self.default_interval)
+        return choose_headline(self.estimates, None, self.study.estimand.kind, basis="none",
+                               default=self.default_interval)
+
+    @property
+    def primary(self):
+        """The headline interval (every section of a report uses this one)."""
+        return self.headline.interval
+
+    @property
+    def comparison_headline(self) -> "Headline | None":
+        """The paired comparison's headline interval, chosen like :attr:`headline` from the paired
+        simulation (None without a paired comparison)."""
+        cmp = self.comparison
+        if cmp is None or not cmp.paired or cmp.difference is None:
+            return None
+        kind = self.study.estimand.kind
+        default = cmp.difference.interval(kind, "cr2" if kind == "micro" else "t")
+        return choose_headline(cmp.difference, self.pair_simulation, kind,
+                               basis="census" if self.pair_simulation is not None else "none", default=default)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The interval a report leads with and why.
+
+    ``basis``: ``"census"`` (checked by simulation on the census), ``"pseudo-population"`` (checked on
+    a pseudo-population built from the sample), or ``"none"`` (not checked). ``verified``: the
+    method's simulated coverage is within Monte Carlo error of the nominal level. ``approximate``:
+    it was checked and no method reached the nominal level, so the interval shown is the one that
+    came closest.
+    """
+
+    interval: object
+    basis: str
+    verified: bool
+    approximate: bool
+    coverage: float | None = None
+    mc_se: float | None = None
+    reps: int | None = None
+    k: int | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        iv = self.interval
+        from .results import _num
+        return {"estimand": iv.estimand, "method": iv.method, "label": iv.label, "estimate": _num(iv.estimate),
+                "ci": None if iv.ci is None else [_num(iv.ci.low), _num(iv.ci.high)],
+                "df": None if iv.df is None else _num(iv.df), "basis": self.basis, "verified": self.verified,
+                "approximate": self.approximate, "coverage": None if self.coverage is None else _num(self.coverage),
+                "mc_se": None if self.mc_se is None else _num(self.mc_se), "reps": self.reps, "k": self.k,
+                "out_of_range": bool(iv.out_of_range), "reason": self.reason}
+
+
+def choose_headline(estimates: Estimates, simulation, kind: str, *, basis: str, default) -> Headline:
+    """The headline interval: the method the simulation supports, else the closest, else the default.
+
+    With a simulation: the qualifying methods (coverage >= level - 2 MC SE, baselines excluded), the
+    recommended one first and then by mean width, and the first of them that gave this sample an
+    interval is the headline (``verified``). When none qualifies, the available method with the
+    highest simulated coverage is the headline and the report calls it approximate. Either way an
+    interval that leaves the range of a bounded metric leads only when no other is available. Without a
+    simulation the default (CR2, t, or the design's interval) leads, not checked.
+    """
+    from .simulate import BASELINES
+    if simulation is None:
+        return Headline(default, basis="none", verified=False, approximate=False,
+                        reason="not checked by simulation: no census in the params")
+    level = simulation.level
+    rows = {m: v for m, v in simulation.methods.items()
+            if m.split(".", 1)[0] == kind and m not in BASELINES and v.get("coverage") == v.get("coverage")}
+
+    def available(name):
+        method = name.split(".", 1)[1]
+        try:
+            iv = estimates.interval(kind, method)
+        except KeyError:
+            return None
+        return iv if (iv.ci is not None and iv.role != "baseline") else None
+
+    def width(m):
+        w = rows[m].get("mean_width")
+        return (rows[m].get("infinite", 0) > 0, float("inf") if w is None or w != w else w)
+
+    qualify = [m for m in rows if rows[m]["coverage"] >= level - 2.0 * rows[m]["mc_se"]]
+    rec = simulation.recommended.get(kind)
+    order = ([rec] if rec in qualify else []) + sorted((m for m in qualify if m != rec), key=width)
+    # an interval that leaves the metric's range never leads while one that stays inside qualifies
+    order = [m for m in order if available(m) is not None]
+    order.sort(key=lambda m: available(m).out_of_range)
+    for m in order:
+        iv = available(m)
+        if iv is not None:
+            why = ("recommended by the simulation" if m == rec else
+                   f"the narrowest qualifying method that gave this sample an interval (the recommended "
+                   f"{rec} did not)" if rec else "qualifies in the simulation")
+            return Headline(iv, basis=basis, verified=True, approximate=False, coverage=rows[m]["coverage"],
+                            mc_se=rows[m]["mc_se"], reps=simulation.reps, k=simulation.k, reason=why)
+    best = sorted((m for m in rows if available(m) is not None),
+                  key=lambda m: (available(m).out_of_range, -rows[m]["coverage"], width(m)))
+    if best:
+        m = best[0]
+        return Headline(available(m), basis=basis, verified=False, approximate=True,
+                        coverage=rows[m]["coverage"], mc_se=rows[m]["mc_se"], reps=simulation.reps,
+                        k=simulation.k, reason=f"no method reached {level:.0%} in the simulation; this one "
+                                               "came closest")
+    key = f"{kind}.{default.method}"
+    cov = rows.get(key, {})
+    return Headline(default, basis=basis, verified=False, approximate=bool(rows),
+                    coverage=cov.get("coverage"), mc_se=cov.get("mc_se"), reps=simulation.reps, k=simulation.k,
+                    reason="no method checked by the simulation gave this sample an interval")
 
 
 def notebook_dir() -> Path:
@@ -117,11 +240,16 @@ def _compute_analysis(study: Study, params_path: str, shown: dict | None = None)
                                  if study.design.sampling in ("srs", "census") else None,
                                  replicates=iv.replicates, seed=iv.seed)
         census = load_study_census(study)
-        simulation = pair_simulation = strata = None
+        simulation = pair_simulation = strata = pseudo = None
         if census is not None:
             key = _cache_key(params_path, study, census)
             simulation, pair_simulation = _cached(f"simulation-{key}", lambda: simulate_study(study, table, census))
             strata = _cached(f"strata-{key}", lambda: strata_experiment(study, census))
+        elif study.design.sampling == "srs" and est.population_size != table.K:
+            from .pseudo import pseudo_check
+            iv = study.intervals
+            pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
+                                  replicates=min(iv.replicates, PSEUDO_REPLICATES))
 
     def facts(p: Path) -> dict:
         if str(p) in shown:
@@ -143,7 +271,8 @@ def _compute_analysis(study: Study, params_path: str, shown: dict | None = None)
         c = facts(study.census)
         info["census"] = {"file": c["file"], "bytes": c["bytes"], "sha256": c["sha256"], "documents": census.K}
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
-                    census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata)
+                    census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
+                    pseudo_simulation=pseudo)
 
 
 class _user_paths:
@@ -230,9 +359,14 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
     if analysis.comparison is not None:
         out["comparison"] = analysis.comparison.to_dict()
+    out["headline"] = analysis.headline.to_dict()
     if analysis.simulation is not None:
         out["simulation"] = analysis.simulation.to_dict()
         out["recommended"] = dict(analysis.simulation.recommended)
+    if analysis.pseudo_simulation is not None:
+        out["simulation_pseudo_population"] = analysis.pseudo_simulation.to_dict()
+    if analysis.comparison_headline is not None:
+        out["comparison_headline"] = analysis.comparison_headline.to_dict()
     if analysis.pair_simulation is not None:
         out["simulation_paired"] = analysis.pair_simulation.to_dict()
     if analysis.strata is not None:
