@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.perdoc-installed
 endif
 PY     := $(BIN)/python
 
-.PHONY: setup report test test-all oracle bench clean
+.PHONY: setup report test test-all oracle bench coverage clean
 
 setup: $(STAMP)
 
@@ -41,6 +41,11 @@ oracle: setup
 
 bench: setup
 	PATH="$(abspath $(BIN)):$$PATH" bash benchmarks/run.sh
+
+# The coverage panel: every interval method on synthetic and real censuses at K = 5, 10, 20, 40
+# (benchmarks/coverage_panel.json, .md and the summary in benchmarks/README.md).
+coverage: setup
+	$(PY) benchmarks/coverage_panel.py --reps 2000 --replicates 499
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis lib/*.egg-info
