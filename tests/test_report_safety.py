@@ -123,6 +123,19 @@ def test_markdown_literal_is_inert():
     assert _html.unescape(lit) == " ".join(text.split())
 
 
+def test_documents_csv_cells_cannot_run_as_formulas(hostile):
+    import csv
+    out, _ = hostile
+    with open(out / "hostile" / "documents.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    ids = [r[0] for r in rows[1:]]
+    assert len(ids) == 12
+    assert not [i for i in ids if i[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    assert "'=HYPERLINK(\"https://evil.example/x\",\"click\")" in ids and "'@SUM(1)" in ids
+    s = json.loads((out / "hostile" / "summary.json").read_text(encoding="utf-8"))
+    assert s["K"] == 12
+
+
 def test_summary_json_keeps_exact_text(hostile):
     out, _ = hostile
     s = json.loads((out / "hostile" / "summary.json").read_text(encoding="utf-8"))
