@@ -50,8 +50,9 @@ def test_every_interval_equals_estimate_binary(k, B, level):
     ri = sim.rep_intervals(c, k=k, reps=6, seed=5, level=level, replicates=B)
     assert set(ri.methods) == {"micro." + m for m in ("cr1", "cr2", "cr2_ik", "cr3", "korn_graubard", "logit",
                                                       "wilson", "bootstrap_t", "percentile", "wild", "wald_iid",
-                                                      "wald_eff_n")} | {"macro.t", "macro.bootstrap_t",
-                                                                         "macro.percentile"}
+                                                      "wald_eff_n", "jackknife_bc", "logit_cr2",
+                                                      "bootstrap_t_logit", "calibrated")} | {
+        "macro.t", "macro.bootstrap_t", "macro.percentile", "macro.calibrated"}
     for i in range(6):
         e = estimate(c.take(ri.index[i]), population_size=c.K, replicates=B, seed=int(ri.seeds[i]), level=level)
         assert_same(ri, i, e.intervals)

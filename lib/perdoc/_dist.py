@@ -6,7 +6,7 @@ background thread while DuckDB reads the data (:func:`prefetch`).
 
 import threading
 
-__all__ = ["t_ppf", "norm_ppf", "beta_ppf", "prefetch"]
+__all__ = ["t_ppf", "t_cdf", "norm_ppf", "beta_ppf", "prefetch", "special"]
 
 _special = None
 _lock = threading.Lock()
@@ -22,6 +22,11 @@ def _sp():
     return _special
 
 
+def special():
+    """The scipy.special module (imported on first use): for the array forms of the functions below."""
+    return _sp()
+
+
 def prefetch() -> None:
     """Start importing scipy.special in a background thread (the command line's data loading
     releases the GIL, so the two overlap)."""
@@ -31,6 +36,11 @@ def prefetch() -> None:
 def t_ppf(q, df):
     """Quantile of Student's t with ``df`` degrees of freedom (= scipy.stats.t.ppf)."""
     return float(_sp().stdtrit(df, q))
+
+
+def t_cdf(x, df):
+    """Distribution function of Student's t with ``df`` degrees of freedom (= scipy.stats.t.cdf)."""
+    return float(_sp().stdtr(df, x))
 
 
 def norm_ppf(q):

@@ -189,7 +189,7 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
     if pairs.paired:
         n = pairs.n_a
         N = float(n.sum())
-        diff = _estimate(pairs.difference(), bounds=bounds, **kw)
+        diff = _estimate(pairs.difference(), bounds=bounds, difference=True, **kw)
         unpaired = ()
         D = s_a - s_b
         ties = float(np.mean(D == 0))

@@ -14,6 +14,7 @@ from ._dist import beta_ppf, norm_ppf, t_ppf
 
 from . import micro as _micro
 from . import bounded as _bounded
+from . import methods as _methods
 from .bootstrap import BootstrapDraws, document_bootstrap
 from .diagnostics import diagnose
 from .errors import InputError, ParameterError
@@ -104,8 +105,10 @@ def metric_range(table: DocTable, n=None, s=None, q=None, k: int = 0) -> tuple[f
     return None
 
 
-def _estimate(table: DocTable, *, level, population_size, replicates, seed, bounds="auto") -> Estimates:
-    """:func:`estimate`; ``bounds`` is the metric's range (``"auto"``: from the table)."""
+def _estimate(table: DocTable, *, level, population_size, replicates, seed, bounds="auto",
+              difference: bool = False) -> Estimates:
+    """:func:`estimate`; ``bounds`` is the metric's range (``"auto"``: from the table);
+    ``difference``: the table holds paired differences of two systems (:func:`perdoc.compare`)."""
     level, population_size, replicates, seed = _validate(table, level, population_size,
                                                          replicates, seed)
     n, s, q, k = working_table(table)
@@ -141,6 +144,7 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
                                R, math.sqrt(v2), df_ik, role="alternative", notes=fpc_note))
     intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife), t with K-1 df", R, math.sqrt(v3),
                            K - 1.0, role="alternative", notes=fpc_note))
+    true_scale = set()  # intervals computed on the true scale (they transform the estimate)
 
     # the bounded intervals are computed on the true scale (they transform p); the others on the
     # working scale and divided back below
@@ -156,6 +160,23 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
             ctx.percentile("micro", R, draws.micro, draws),
             ctx.wild(n, s, R, replicates, seed),
         ]
+    # the jackknife bias-corrected, transformed (logit; atanh for a difference) and calibrated intervals
+    new = _methods.transformed_methods(
+        n[None, :], s[None, :], R=np.array([R]), se1=np.array([math.sqrt(v1) * fpc]),
+        se2=np.array([math.sqrt(v2) * fpc]), df_bm=np.array([df_bm]), rbar=np.array([rbar]),
+        se_m=np.array([math.sqrt(var_macro(n, s)) * fpc]), fpc=fpc, alpha=alpha, flat=np.array([flat]), k=k,
+        bounded=mrange == (0.0, 1.0), difference=difference, pair_bounded=mrange == (-1.0, 1.0),
+        draws=None if draws is None else _draw_arrays(draws))
+    new_ivs = {name: ctx.batch(name, res, R=R, replicates=replicates, notes=fpc_note, true_scale=true_scale)
+               for name, res in new.items()}
+    pos = next(i for i, iv in enumerate(intervals) if iv.method == "cr3") + 1
+    intervals.insert(pos, new_ivs["micro.jackknife_bc"])
+    transformed = "micro.atanh_cr2" if difference else "micro.logit_cr2"
+    pos = next(i for i, iv in enumerate(intervals) if iv.method == "wilson") + 1
+    intervals.insert(pos, new_ivs[transformed])
+    if draws is not None:
+        pos = next(i for i, iv in enumerate(intervals) if iv.method == "wild") + 1
+        intervals[pos:pos] = [new_ivs[m] for m in ("micro.bootstrap_t_logit", "micro.calibrated") if m in new_ivs]
 
     # contrast baselines
     diag = diagnose(n, s, q, v1, unit_exp=k)
@@ -169,6 +190,7 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
             ctx.boot_t("macro", rbar, math.sqrt(var_macro(n, s)), draws.macro, draws.macro_se, draws,
                        "bootstrap-t by document (replicate sd/sqrt(K))"),
             ctx.percentile("macro", rbar, draws.macro, draws),
+            new_ivs["macro.calibrated"],
         ]
 
     notes = list(table.notes)
@@ -179,11 +201,12 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
         notes.append(f"finite population correction applied: variances times 1 - K/M = {1 - f:.6g}")
     if flat:
         notes.append(flat_reason)
-    intervals = [_finish(iv, k, mrange) for iv in intervals]
+    intervals = [_finish(iv, k, mrange, (iv.estimand, iv.method) in true_scale) for iv in intervals]
     if draws is not None and k != 0:
         draws = BootstrapDraws(micro=_micro.ldexp(draws.micro, -k), micro_se=_micro.ldexp(draws.micro_se, -k),
                                macro=_micro.ldexp(draws.macro, -k), macro_se=_micro.ldexp(draws.macro_se, -k),
-                               degenerate=draws.degenerate)
+                               degenerate=draws.degenerate,
+                               micro_se_cr2=_micro.ldexp(draws.micro_se_cr2, -k), micro_df=draws.micro_df)
     return Estimates(K=K, N=N, level=level, population_size=population_size,
                      micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
                      intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
@@ -191,9 +214,10 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
                      metric_range=mrange)
 
 
-def _finish(iv: Interval, k: int, mrange) -> Interval:
-    """Back to the true scale (the bounded intervals already are) and the metric's range attached."""
-    if iv.method not in _BOUNDED_METHODS:
+def _finish(iv: Interval, k: int, mrange, true_scale: bool = False) -> Interval:
+    """Back to the true scale (the bounded and transformed intervals already are) and the metric's
+    range attached."""
+    if iv.method not in _BOUNDED_METHODS and not true_scale:
         iv = iv.rescaled(k)
     return iv if mrange is None else replace(iv, metric_range=tuple(mrange))
 
@@ -300,6 +324,96 @@ class _Ctx:
                         resampling_unit="document",
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
 
+    _LABELS = {
+        "micro.jackknife_bc": "jackknife bias-corrected ratio, jackknife se, t with K-1 df",
+        "micro.logit_cr2": "logit scale, CR2 se, Bell-McCaffrey df, in [0, 1]",
+        "micro.atanh_cr2": "atanh scale, CR2 se, Bell-McCaffrey df, in [-1, 1]",
+        "micro.bootstrap_t_logit": "bootstrap-t on the logit scale by document (replicate CR1), in [0, 1]",
+        ("micro.calibrated", True): "bootstrap-calibrated (prepivoted) logit CR2, Bell-McCaffrey df, in [0, 1]",
+        ("micro.calibrated", False): "bootstrap-calibrated (prepivoted) CR2, Bell-McCaffrey df",
+        ("macro.calibrated", True): "bootstrap-calibrated (prepivoted) t on the logit of the macro mean, in [0, 1]",
+        ("macro.calibrated", False): "bootstrap-calibrated (prepivoted) t on document rates, K-1 df",
+    }
+
+    def _reason(self, name: str, code: int, est: float) -> str | None:
+        M = _methods
+        if code == M.OK:
+            return None
+        if code == M.FLAT:
+            return self.flat_reason
+        if code == M.ZERO_SE:
+            return "zero standard error: no interval"
+        if code == M.BAD_DF:
+            return "degrees of freedom undefined for this sample"
+        if code == M.ALL_DEGENERATE:
+            why = ", or its micro mean is 0 or 1" if name == "micro.bootstrap_t_logit" else ""
+            return f"every bootstrap replicate is degenerate (all drawn documents share one rate{why})"
+        if code == M.NO_SPREAD:
+            return ("the studentised bootstrap distribution has no spread (with so few documents every "
+                    "usable replicate gives the same t): no interval")
+        if code == M.AT_BOUNDS:
+            if name == "micro.atanh_cr2":
+                return (f"the atanh scale is undefined at a difference of -1 or 1 (the difference is {est:.6g}): "
+                        "no interval")
+            return f"the logit scale is undefined at a rate of 0 or 1 (the micro mean is {est:.6g}): no interval"
+        if code == M.UNBOUNDED:
+            return ("the interval is unbounded on one side (a calibrated tail probability is 0 or 1: no "
+                    "replicate's studentised root reaches past the estimate on that side)")
+        if code == M.NOT_APPLICABLE:
+            if name == "micro.atanh_cr2":
+                return "defined for differences of two metrics bounded in [0, 1]"
+            return "defined for metrics bounded in [0, 1]"
+        raise AssertionError(code)
+
+    def batch(self, name: str, res, *, R: float, replicates: int, notes=(), true_scale: set) -> Interval:
+        """The Interval of row 0 of a batch result (:mod:`perdoc.methods`)."""
+        estimand, method = name.split(".", 1)
+        f = lambda x: None if x is None else float(np.asarray(x)[0])  # noqa: E731
+        ts = bool(np.asarray(res.true_scale).reshape(-1)[0]) if np.ndim(res.true_scale) else bool(res.true_scale)
+        if ts:
+            true_scale.add((estimand, method))
+        code = int(res.code[0])
+        est, se, df = f(res.estimate), f(res.se), f(res.df)
+        extra, out_notes = {}, list(notes)
+        ci = None
+        if code == _methods.NOT_APPLICABLE:
+            reason = self._reason(name, code, est)
+            se = df = None
+        elif self.census:
+            reason = None
+            if method == "jackknife_bc":  # the census ratio is the estimand itself: nothing to correct
+                est = R
+                out_notes.append("census: the estimate is the ratio itself (no bias to correct)")
+            ci = ConfidenceInterval(est, est)
+        else:
+            reason = self._reason(name, code, est)
+            if code == _methods.OK:
+                ci = ConfidenceInterval(f(res.low), f(res.high))
+        for key, value in res.extra.items():
+            if code == _methods.NOT_APPLICABLE:
+                break
+            v = np.asarray(value)[0]
+            if key == "base":
+                extra["base"] = ("logit_cr2" if v else "cr2") if estimand == "micro" else ("logit_t" if v else "t")
+            elif key in ("calibrated_low", "calibrated_high"):
+                if ci is not None and not self.census and math.isfinite(float(v)):
+                    extra.setdefault("calibrated_levels", [None, None])[key == "calibrated_high"] = float(v)
+            elif key in ("se_logit", "se_atanh"):
+                if math.isfinite(float(v)):
+                    extra[key] = float(v)
+            else:
+                extra[key] = float(v)
+        if "degenerate_fraction" in extra:
+            extra = {"replicates": replicates, **extra}
+        label = self._LABELS.get(name) or self._LABELS[(name, extra.get("base") in ("logit_cr2", "logit_t"))]
+        if method in ("calibrated", "bootstrap_t_logit"):
+            unit = "document"
+        else:
+            unit = "none (analytic)"
+        return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
+                        se=se, df=df, ci=ci, reason=reason, role="alternative", resampling_unit=unit,
+                        notes=tuple(out_notes), extra=extra)
+
     def wild(self, n, s, est, replicates, seed) -> Interval:
         """Wild cluster restricted bootstrap confidence set (test inversion) for the micro mean:
         ``ci`` is its hull, ``extra["pieces"]`` its pieces (more than one when it is not an interval)."""
@@ -345,6 +459,12 @@ class _Ctx:
                         estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
                         resampling_unit="document",
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+
+
+def _draw_arrays(draws: BootstrapDraws) -> dict:
+    """The replicate statistics as a batch of one (arrays ``(1, B)``)."""
+    return {key: getattr(draws, key)[None, :] for key in ("micro", "micro_se", "micro_se_cr2", "micro_df",
+                                                           "macro", "macro_se", "degenerate")}
 
 
 def _baselines(ctx: _Ctx, n, s, q, N: float, R: float, n_eff: float) -> list[Interval]:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["ratio", "residuals", "var_cr1", "var_cr2", "var_cr3", "df_bell_mccaffrey",
-           "df_imbens_kolesar", "moulton", "working_exponents", "ldexp", "NEUTRAL_EXPONENT"]
+           "df_imbens_kolesar", "moulton", "jackknife_bc", "working_exponents", "ldexp", "NEUTRAL_EXPONENT"]
 
 #: Rates whose largest magnitude lies within ``2^-NEUTRAL_EXPONENT .. 2^NEUTRAL_EXPONENT`` (about
 #: 1e-100 .. 1e100) are computed on as stored; beyond, they are first rescaled by a power of two.
@@ -205,13 +205,42 @@ def normalise_moments(sig, rho):
     return np.ldexp(sig, shift), np.ldexp(rho, shift)
 
 
+def jackknife_bc(n: np.ndarray, s: np.ndarray):
+    """Bias-corrected jackknife ratio and its jackknife standard error: ``(R_J, se_J)``.
+
+    With the leave-one-document-out ratios ``R_(-d) = (S - s_d) / (N - n_d)``,
+    ``R_J = K R - (K - 1) mean_d R_(-d)`` and
+    ``se_J = sqrt((K - 1)/K sum_d (R_(-d) - mean R_(-))^2)`` (no finite population factor).
+    Computed from ``R_(-d) - R = -u_d / (N - n_d)`` (methods.md), so nothing cancels:
+    ``R_J = R + (K - 1) mean(v)`` and the deviations are ``-(v_d - mean v)``, ``v_d = u_d / (N - n_d)``.
+    Arrays of shape ``(..., K)``: floats for one sample, arrays over the leading axes for a batch.
+    """
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    K = n.shape[-1]
+    N = n.sum(axis=-1)
+    R = s.sum(axis=-1) / N
+    u = s - R[..., None] * n
+    v = u / _loo(n)
+    vbar = np.mean(v, axis=-1)
+    dev = v - vbar[..., None]
+    R_J = R + (K - 1) * vbar
+    se_J = np.sqrt((K - 1) / K * np.sum(dev * dev, axis=-1))
+    if R_J.ndim == 0:
+        return float(R_J), float(se_J)
+    return R_J, se_J
+
+
 def _rest(n: np.ndarray) -> np.ndarray:
     """``N - n_d`` computed as the sum of the other documents' sizes (exact for integers)."""
     return _loo(np.asarray(n, dtype=float))
 
 
 def _loo(x: np.ndarray) -> np.ndarray:
-    """Leave-one-out sums ``sum_{e != d} x_e`` from prefix and suffix sums (no subtraction)."""
-    prefix = np.concatenate(([0.0], np.cumsum(x)[:-1]))
-    suffix = np.concatenate((np.cumsum(x[::-1])[::-1][1:], [0.0]))
+    """Leave-one-out sums ``sum_{e != d} x_e`` along the last axis, from prefix and suffix sums
+    (no subtraction)."""
+    x = np.asarray(x, dtype=float)
+    z = np.zeros(x.shape[:-1] + (1,))
+    prefix = np.concatenate((z, np.cumsum(x, axis=-1)[..., :-1]), axis=-1)
+    suffix = np.concatenate((np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., 1:], z), axis=-1)
     return prefix + suffix

@@ -69,6 +69,7 @@ import numpy as np
 from scipy import special
 
 from . import bootstrap as _bootstrap
+from . import methods as _methods
 from . import micro as _micro
 from . import wild as _wild
 from .compare import PairTable
@@ -308,6 +309,18 @@ class _Plan:
                                  "document, about 40 bytes per cell; use fewer replicates")
         self.M = table.K
         self.binary = table.binary and not self.paired
+        # metric bounded in [0, 1] (logit intervals; the calibrated intervals' base), per sample as
+        # perdoc.estimate decides it on that sample; a difference: both systems bounded (atanh)
+        from .estimate import metric_range
+        self.kind = table.source.get("metric")
+        self.source_binary = table.source.get("binary") if "binary" in table.source else None
+        self.stored = (table.n, table.s, table.q)
+        if self.paired:
+            self.bounded = False
+            self.pair_bounded = all(metric_range(census.system(x)) == (0.0, 1.0) for x in ("a", "b"))
+        else:
+            self.bounded = metric_range(table) == (0.0, 1.0)
+            self.pair_bounded = False
         # compute on sums of about unit size (perdoc.micro.working_exponents); a 0/1 census is
         # brought back to its true sums, which are whole numbers (and the two-stage draws need them)
         n, s, q, scale = table.n, table.s, table.q, table.scale
@@ -350,20 +363,32 @@ class _Plan:
 
     # ------------------------------------------------------------------ designs
     def _srs_methods(self, table) -> list[str]:
-        micro = ["cr1", "cr2"] + (["cr2_ik"] if self.q is not None else []) + ["cr3"]
+        micro = ["cr1", "cr2"] + (["cr2_ik"] if self.q is not None else []) + ["cr3", "jackknife_bc"]
         if self.binary:
             micro += list(_BOUNDED)
         elif not self.paired:
             self.notes.append("the intervals bounded to [0, 1] (Korn-Graubard, logit, Wilson) are for a binary "
                               "metric only and are left out")
+        if self.bounded:
+            micro += ["logit_cr2"]
+        elif not self.paired:
+            self.notes.append("the logit-scale intervals (logit_cr2, bootstrap_t_logit) are for a metric bounded in "
+                              "[0, 1] and are left out")
+        if self.paired:
+            if self.pair_bounded:
+                micro += ["atanh_cr2"]
+            else:
+                self.notes.append("the atanh-scale interval (atanh_cr2) is for a difference of two metrics bounded "
+                                  "in [0, 1] and is left out")
         if self.replicates:
             micro += ["bootstrap_t", "percentile", "wild"]
+            micro += (["bootstrap_t_logit"] if self.bounded else []) + ["calibrated"]
         if self.q is not None:
             micro += ["wald_iid", "wald_eff_n"]
         else:
             self.notes.append("the census has no sums of squared scores (q): CR2 with Imbens-Kolesar df and the "
                               "Wald baselines are left out")
-        macro = ["t"] + (["bootstrap_t", "percentile"] if self.replicates else [])
+        macro = ["t"] + (["bootstrap_t", "percentile", "calibrated"] if self.replicates else [])
         return [f"micro.{m}" for m in micro] + [f"macro.{m}" for m in macro]
 
     def _setup_stratified(self, design, table):
@@ -450,6 +475,20 @@ class _Plan:
             return out
         return np.stack([rng.choice(self.M, size=self.k, replace=False) for _ in range(b)]).astype(np.int64)
 
+    def _bounded_rows(self, idx, n, s, q) -> np.ndarray:
+        """Per sample: is the metric bounded in [0, 1], as perdoc.estimate.metric_range decides on it."""
+        rows = idx.shape[0]
+        if self.paired or self.kind == "score":
+            return np.zeros(rows, dtype=bool)
+        if self.kind in ("binary", "proportion"):
+            return np.ones(rows, dtype=bool)
+        if self.source_binary is not None:
+            binary = np.full(rows, bool(self.source_binary))
+        else:
+            sn, ss, sq = self.stored
+            binary = _methods.binary_by_sums(sn[idx], ss[idx], None if sq is None else sq[idx])
+        return binary | _methods.bounded_by_sums(n, s, q, self.unit_exp)
+
     def blocks(self):
         for start in range(0, self.reps, self.block):
             b = min(self.block, self.reps - start)
@@ -460,7 +499,9 @@ class _Plan:
             chunks = None
             if self.sampling == "srs":
                 res = _srs_block(n, s, q, seeds, M=self.M, level=self.level, B=self.replicates,
-                                 binary=self.binary, methods=self.methods, unit_exp=self.unit_exp)
+                                 binary=self.binary, methods=self.methods, unit_exp=self.unit_exp,
+                                 bounded=self._bounded_rows(idx, n, s, q), difference=self.paired,
+                                 pair_bounded=self.pair_bounded)
             elif self.sampling == "stratified":
                 res = _stratified_block(n, s, [(pos.size, k_h) for _, pos, k_h in self.strata], self.level)
             else:
@@ -651,7 +692,8 @@ def _quantile_pair(x, probs):
 
 
 # ====================================================================== simple random sampling
-def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0):
+def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0, bounded=None, difference=False,
+               pair_bounded=False):
     """Every interval of ``perdoc.estimate(sample, population_size=M, replicates=B, seed=seed)``
     for each row of the (reps, k) arrays."""
     nb, K = n.shape
@@ -720,6 +762,16 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0):
         put("micro.wild", R, (R + fpc * (wlo - R), R + fpc * (whi - R)))
         Rp = R[prow]
         pieces["micro.wild"] = (prow, Rp + fpc * (plo - Rp), Rp + fpc * (phi - Rp))
+    if bounded is None:
+        bounded = np.zeros(nb, dtype=bool)
+    new = _methods.transformed_methods(
+        n, s, R=R, se1=se1, se2=se2, df_bm=df_bm, rbar=rbar, se_m=se_m, fpc=fpc, alpha=alpha, flat=~notflat,
+        k=unit_exp, bounded=bounded, difference=difference, pair_bounded=pair_bounded, draws=bt if B else None)
+    for name, res in new.items():
+        if name in methods:  # true-scale results back to the working scale
+            ts = res.true_scale
+            w = (lambda x: np.where(ts, _micro.ldexp(x, unit_exp), x)) if unit_exp else (lambda x: x)  # noqa: E731
+            put(name, w(res.estimate), (w(res.low), w(res.high)))
     return ({m: est[m] for m in methods}, {m: low[m] for m in methods}, {m: high[m] for m in methods},
             {m: v for m, v in pieces.items() if m in methods})
 
@@ -740,10 +792,11 @@ def _bootstrap_block(n, s, r, R, rbar, u, seeds, B):
     counts = np.bincount(flat.ravel(), minlength=nb * B * K).reshape(nb, B, K).astype(float)
     del flat
     m = np.matmul(counts, Z)
-    del counts
     Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, 2, 0)
     c1 = K / (K - 1)
     delta = Su / Nb
+    micro_se2, micro_df = _bootstrap.replicate_cr2(counts, n, u, Nb, delta, Snn, np.argsort(n, axis=1, kind="stable"))
+    del counts
     ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
     micro = R[:, None] + delta
     micro_se = np.sqrt(c1 * ss_u) / Nb
@@ -759,7 +812,9 @@ def _bootstrap_block(n, s, r, R, rbar, u, seeds, B):
     degenerate = np.all(drawn == drawn[:, :, :1], axis=2)
     micro_se[degenerate] = 0.0
     macro_se[degenerate] = 0.0
-    return {"micro": micro, "micro_se": micro_se, "macro": macro, "macro_se": macro_se, "degenerate": degenerate}
+    micro_se2[degenerate] = 0.0
+    return {"micro": micro, "micro_se": micro_se, "macro": macro, "macro_se": macro_se, "degenerate": degenerate,
+            "micro_se_cr2": micro_se2, "micro_df": micro_df}
 
 
 def _wild_block(n, s, seeds, B, level, notflat):

@@ -1,0 +1,343 @@
+"""Interval methods on one sample or on a batch of samples at once.
+
+Every function here takes arrays whose last axis runs over documents (shape ``(..., K)``) or over
+bootstrap replicates (``(..., B)``), reduces over that last axis only, and works element-wise over
+the leading axes. :func:`perdoc.estimate` calls them with a batch of one sample; the coverage
+simulation (:mod:`perdoc.simulate`) with a block of simulated samples. One sample gives the same
+bits alone or inside a batch, so the simulation's repetition ``i`` is exactly the library's
+estimate on sample ``i``.
+
+Where an interval does not exist the ends are NaN and ``code`` (an integer array) says why; the
+estimate turns codes into reasons (:data:`REASONS`). Infinite ends are kept as such.
+
+Transformed intervals (logit for a metric bounded in [0, 1], atanh for a difference of two such
+metrics) work on the true scale of the metric: their arguments and results are true values, not
+the estimators' working sums (:func:`perdoc.micro.working_exponents`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dist import special as _special
+
+__all__ = ["OK", "FLAT", "ZERO_SE", "BAD_DF", "ALL_DEGENERATE", "NO_SPREAD", "AT_BOUNDS", "UNBOUNDED",
+           "NOT_APPLICABLE", "logit", "expit", "quantile_pair", "t_interval", "transformed_t",
+           "logit_cr2", "atanh_cr2", "bootstrap_t", "bootstrap_t_logit", "calibrated", "jackknife_bc_interval"]
+
+# ---------------------------------------------------------------------- status codes
+OK = 0
+FLAT = 1             # every document has the same rate
+ZERO_SE = 2          # zero (or non-finite) standard error
+BAD_DF = 3           # degrees of freedom undefined
+ALL_DEGENERATE = 4   # every bootstrap replicate is degenerate
+NO_SPREAD = 5        # the bootstrap distribution has no spread
+AT_BOUNDS = 6        # the transformation is undefined at the estimate (rate 0 or 1; difference -1 or 1)
+UNBOUNDED = 7        # an end of the interval is infinite
+NOT_APPLICABLE = 8   # the method needs a bounded metric
+
+
+def _codes(conditions, codes, shape) -> np.ndarray:
+    """The code of the first true condition per element, OK where none is (conditions in order)."""
+    out = np.zeros(shape, dtype=np.int8)
+    for cond, code in zip(reversed(conditions), reversed(codes)):
+        out = np.where(cond, np.int8(code), out)
+    return out
+
+
+def _finite_pos(x):
+    return (x > 0) & np.isfinite(x)
+
+
+# ---------------------------------------------------------------------- transformations
+def logit(p):
+    """``log(p / (1 - p))`` (as ``log p - log1p(-p)``, accurate near 0 and 1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(p) - np.log1p(-p)
+
+
+def expit(x):
+    """``1 / (1 + exp(-x))`` without overflow; ``expit(-inf) = 0``, ``expit(inf) = 1``."""
+    with np.errstate(over="ignore"):
+        e = np.exp(np.where(x >= 0, -x, x))
+        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def quantile_pair(x, probs):
+    """``np.quantile(row[~isnan(row)], p)`` (linear interpolation) for every row of ``x`` (last axis)
+    and each p of ``probs``: a list of arrays of shape ``x.shape[:-1]``, NaN where a row has no value."""
+    x = np.asarray(x, dtype=float)
+    xs = np.sort(x, axis=-1)  # NaN last
+    m = np.sum(~np.isnan(x), axis=-1)
+    out = []
+    for pr in probs:
+        virtual = (m - 1) * pr
+        prev = np.floor(virtual)
+        above = virtual >= m - 1
+        prev_i = np.clip(np.where(above, m - 1, prev).astype(np.intp), 0, None)
+        next_i = np.clip(np.where(above, m - 1, prev + 1).astype(np.intp), 0, None)
+        gamma = virtual - np.where(above, -1.0, prev)
+        a = np.take_along_axis(xs, prev_i[..., None], axis=-1)[..., 0]
+        b = np.take_along_axis(xs, next_i[..., None], axis=-1)[..., 0]
+        with np.errstate(invalid="ignore"):
+            diff = b - a
+            res = a + diff * gamma
+            res = np.where(gamma >= 0.5, b - diff * (1 - gamma), res)
+        out.append(np.where(m > 0, res, np.nan))
+    return out
+
+
+# ---------------------------------------------------------------------- t intervals
+def t_interval(est, se, df, alpha, flat):
+    """``est +- t(1 - alpha/2; df) se``: ``(low, high, code)``; no interval where the sample is flat,
+    ``se`` is not positive and finite, or ``df`` is not."""
+    est, se, df = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (est, se, df)))
+    code = _codes([flat, ~_finite_pos(se), ~_finite_pos(df)], [FLAT, ZERO_SE, BAD_DF], est.shape)
+    good = code == OK
+    with np.errstate(invalid="ignore"):
+        half = _special().stdtrit(np.where(good, df, 1.0), 1.0 - alpha / 2.0) * se
+    return np.where(good, est - half, np.nan), np.where(good, est + half, np.nan), code
+
+
+def transformed_t(theta, se, df, alpha, good, inverse):
+    """``inverse(theta +- t(1 - alpha/2; df) se)`` where ``good``; NaN elsewhere."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        half = _special().stdtrit(np.where(good, df, 1.0), 1.0 - alpha / 2.0) * np.where(good, se, 0.0)
+        th = np.where(good, theta, 0.0)
+        return np.where(good, inverse(th - half), np.nan), np.where(good, inverse(th + half), np.nan)
+
+
+def logit_cr2(R, se, df, alpha, flat, bounded=True):
+    """CR2 interval on the logit scale for a metric bounded in [0, 1] (true scale).
+
+    ``L = logit(R)``, ``se_L = se / (R (1 - R))`` (``se``: the CR2 standard error times the finite
+    population factor), ``expit(L +- t(1 - alpha/2; df) se_L)`` with the Bell-McCaffrey ``df``.
+    Returns ``(low, high, code, se_L)``; at ``R = 0`` or ``1`` the logit is undefined (AT_BOUNDS),
+    and where ``bounded`` is false the method does not apply (NOT_APPLICABLE)."""
+    R, se, df = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (R, se, df)))
+    bounded = np.broadcast_to(bounded, R.shape)
+    inside = (R > 0) & (R < 1)
+    code = _codes([~bounded, ~inside, flat, ~_finite_pos(se), ~_finite_pos(df)],
+                  [NOT_APPLICABLE, AT_BOUNDS, FLAT, ZERO_SE, BAD_DF], R.shape)
+    good = code == OK
+    Rg = np.where(inside, R, 0.5)
+    se_l = np.where(inside, se / (Rg * (1.0 - Rg)), np.nan)
+    lo, hi = transformed_t(logit(Rg), se_l, df, alpha, good, expit)
+    return lo, hi, code, se_l
+
+
+def atanh_cr2(D, se, df, alpha, flat, bounded=True):
+    """CR2 interval on the atanh (Fisher z) scale for a difference of two metrics bounded in [0, 1].
+
+    ``Z = atanh(D)``, ``se_Z = se / (1 - D^2)``, ``tanh(Z +- t(1 - alpha/2; df) se_Z)``.
+    Returns ``(low, high, code, se_Z)``; at ``D = -1`` or ``1`` atanh is undefined (AT_BOUNDS)."""
+    D, se, df = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (D, se, df)))
+    bounded = np.broadcast_to(bounded, D.shape)
+    inside = (D > -1) & (D < 1)
+    code = _codes([~bounded, ~inside, flat, ~_finite_pos(se), ~_finite_pos(df)],
+                  [NOT_APPLICABLE, AT_BOUNDS, FLAT, ZERO_SE, BAD_DF], D.shape)
+    good = code == OK
+    Dg = np.where(inside, D, 0.0)
+    se_z = np.where(inside, se / ((1.0 - Dg) * (1.0 + Dg)), np.nan)
+    lo, hi = transformed_t(np.arctanh(Dg), se_z, df, alpha, good, np.tanh)
+    return lo, hi, code, se_z
+
+
+# ---------------------------------------------------------------------- jackknife
+def jackknife_bc_interval(R_J, se_J, K, alpha, flat):
+    """t interval with ``K - 1`` df around the bias-corrected jackknife ratio
+    (:func:`perdoc.micro.jackknife_bc`); ``se_J`` includes the finite population factor."""
+    return t_interval(R_J, se_J, np.full(np.shape(R_J), K - 1.0), alpha, flat)
+
+
+# ---------------------------------------------------------------------- bootstrap intervals
+def bootstrap_t(est, se, theta, se_star, degenerate, alpha, flat):
+    """Bootstrap-t by document: ``t* = (theta* - est) / se*`` over the usable replicates,
+    ``(est - q_hi se, est - q_lo se)``. ``est``, ``se`` (times the finite population factor) of shape
+    ``S``; ``theta``, ``se_star``, ``degenerate`` of shape ``S + (B,)``. Returns
+    ``(low, high, code)``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tstar = np.where(degenerate, np.nan, (theta - est[..., None]) / se_star)
+    qlo, qhi = quantile_pair(tstar, (alpha / 2.0, 1.0 - alpha / 2.0))
+    code = _codes([flat, ~_finite_pos(se), np.isnan(qlo), ~(qhi > qlo)],
+                  [FLAT, ZERO_SE, ALL_DEGENERATE, NO_SPREAD], np.shape(est))
+    good = code == OK
+    return np.where(good, est - qhi * se, np.nan), np.where(good, est - qlo * se, np.nan), code
+
+
+def bootstrap_t_logit(R, se, R_star, se_star, degenerate, alpha, flat, bounded=True):
+    """Bootstrap-t on the logit scale (true scale): ``t* = (logit R* - logit R) / (se* / (R* (1 - R*)))``
+    with the replicate's own CR1 ``se*``; replicates with ``R*`` at 0 or 1, or ``se* = 0``, are
+    dropped. ``expit(L - q_hi se_L, L - q_lo se_L)`` with ``se_L = se / (R (1 - R))``.
+    Returns ``(low, high, code, se_L, dropped)``, ``dropped`` the share of dropped replicates."""
+    R, se = np.broadcast_arrays(np.asarray(R, dtype=float), np.asarray(se, dtype=float))
+    bounded = np.broadcast_to(bounded, R.shape)
+    inside = (R > 0) & (R < 1)
+    Rg = np.where(inside, R, 0.5)
+    L = logit(Rg)
+    se_l = np.where(inside, se / (Rg * (1.0 - Rg)), np.nan)
+    use = ~degenerate & (R_star > 0) & (R_star < 1) & (se_star > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        Rs = np.where(use, R_star, 0.5)
+        tstar = np.where(use, (logit(Rs) - L[..., None]) / (se_star / (Rs * (1.0 - Rs))), np.nan)
+    qlo, qhi = quantile_pair(tstar, (alpha / 2.0, 1.0 - alpha / 2.0))
+    code = _codes([~bounded, ~inside, flat, ~_finite_pos(se), np.isnan(qlo), ~(qhi > qlo)],
+                  [NOT_APPLICABLE, AT_BOUNDS, FLAT, ZERO_SE, ALL_DEGENERATE, NO_SPREAD], R.shape)
+    good = code == OK
+    with np.errstate(invalid="ignore", over="ignore"):
+        lo = np.where(good, expit(L - qhi * se_l), np.nan)
+        hi = np.where(good, expit(L - qlo * se_l), np.nan)
+    dropped = 1.0 - np.mean(use, axis=-1) if use.shape[-1] else np.zeros(R.shape)
+    return lo, hi, code, se_l, dropped
+
+
+def calibrated(theta, se, df, theta_star, se_star, df_star, usable, alpha, flat, transformed):
+    """Bootstrap-calibrated (prepivoted, Beran 1987) t interval on a base scale.
+
+    The base method is ``theta +- t(1 - alpha/2; df) se``. Each usable replicate gives the root
+    ``(theta* - theta) / se*`` with its own ``se*`` and ``df*`` and its prepivot
+    ``u* = F_t(root*; df*)``; the interval takes the empirical ``alpha/2`` and ``1 - alpha/2``
+    quantiles of ``u*`` in place of ``alpha/2`` and ``1 - alpha/2``:
+    ``(theta - se Finv_t(u_hi; df), theta - se Finv_t(u_lo; df))``. ``transformed`` marks the rows
+    whose base scale is the logit (ends back-transformed by expit). Returns
+    ``(low, high, code, u_lo, u_hi)`` (the ends on the metric's scale; ``u_lo``, ``u_hi`` the
+    calibrated tail probabilities)."""
+    theta, se, df = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (theta, se, df)))
+    sp = _special()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        root = np.where(usable, (theta_star - theta[..., None]) / np.where(usable, se_star, 1.0), np.nan)
+        u = np.where(usable, sp.stdtr(np.where(usable, df_star, 1.0), root), np.nan)
+    ulo, uhi = quantile_pair(u, (alpha / 2.0, 1.0 - alpha / 2.0))
+    code = _codes([flat, ~_finite_pos(se), ~_finite_pos(df), np.isnan(ulo), ~(uhi > ulo)],
+                  [FLAT, ZERO_SE, BAD_DF, ALL_DEGENERATE, NO_SPREAD], theta.shape)
+    good = code == OK
+    with np.errstate(invalid="ignore", over="ignore"):
+        dfg = np.where(good, df, 1.0)
+        lo = theta - se * sp.stdtrit(dfg, np.where(good, uhi, 0.5))
+        hi = theta - se * sp.stdtrit(dfg, np.where(good, ulo, 0.5))
+        lo = np.where(transformed, expit(lo), lo)
+        hi = np.where(transformed, expit(hi), hi)
+    code = np.where(good & ~(np.isfinite(lo) & np.isfinite(hi)), np.int8(UNBOUNDED), code)
+    keep = good
+    return np.where(keep, lo, np.nan), np.where(keep, hi, np.nan), code, ulo, uhi
+
+
+# ---------------------------------------------------------------------- metric range, row by row
+def bounded_by_sums(n, s, q, k: int = 0):
+    """Whether the sums allow only scores in [0, 1], per sample (last axis = documents): every rate
+    in [0, 1] and ``q_d <= s_d`` (``x^2 <= x`` there), on working sums ``2^k`` times the true ones.
+    False where ``q`` is None."""
+    from .micro import ldexp
+    if q is None:
+        return np.zeros(np.shape(n)[:-1], dtype=bool)
+    one = n if k == 0 else ldexp(n, k)          # a true rate of 1, in working units
+    ok = np.all(s >= 0, axis=-1) & np.all(s <= one, axis=-1)
+    s2 = s if k == 0 else ldexp(s, k)           # on the scale of q (2^(2k) times the true sums)
+    return ok & np.all(q <= s2 + 1e-9 * s2, axis=-1)
+
+
+def binary_by_sums(n, s, q):
+    """:attr:`perdoc.DocTable.binary` from the stored sums, per sample: ``q = s``, ``0 <= s <= n`` and
+    whole ``s`` in every document."""
+    if q is None:
+        return np.zeros(np.shape(n)[:-1], dtype=bool)
+    return (np.all(q == s, axis=-1) & np.all((s >= 0) & (s <= n), axis=-1)
+            & np.all(s == np.round(s), axis=-1))
+
+
+# ---------------------------------------------------------------------- the methods beyond the article
+class MethodResult:
+    """One method on a batch of samples: arrays over the batch. ``true_scale`` (bool or bool array):
+    where the numbers are true values rather than working sums (transformed intervals)."""
+
+    __slots__ = ("estimate", "low", "high", "code", "se", "df", "extra", "true_scale")
+
+    def __init__(self, estimate, low, high, code, se=None, df=None, extra=None, true_scale=False):
+        self.estimate, self.low, self.high, self.code = estimate, low, high, code
+        self.se, self.df, self.extra, self.true_scale = se, df, extra or {}, true_scale
+
+
+def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, flat, k, bounded,
+                        difference=False, pair_bounded=False, draws=None) -> dict:
+    """The jackknife bias-corrected, logit (or atanh), bootstrap-t logit and calibrated intervals.
+
+    Batch arrays on the working scale (``2^k`` times the true sums): ``n, s`` of shape ``(..., K)``;
+    ``R``, ``rbar`` the micro and macro means; ``se1``, ``se2`` the CR1 and CR2 standard errors and
+    ``se_m`` the macro one, each times the finite population factor ``fpc``; ``df_bm`` the
+    Bell-McCaffrey df; ``flat`` where every document has the same rate; ``bounded`` where the metric
+    is bounded in [0, 1] (logit methods; the calibrated intervals' logit base). ``difference``: the
+    samples are paired differences (atanh instead of logit; ``pair_bounded`` where both metrics are
+    bounded in [0, 1]). ``draws``: the document bootstrap's replicate statistics
+    (:func:`perdoc.bootstrap.replicate_stats`, arrays ``(..., B)``), or None.
+    Returns ``{"micro.jackknife_bc": MethodResult, ...}``.
+    """
+    from . import micro as _micro
+    ld = _micro.ldexp
+    K = n.shape[-1]
+    shape = np.shape(R)
+    bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
+    out = {}
+    R_J, se_J = _micro.jackknife_bc(n, s)
+    R_J, se_J = np.asarray(R_J), np.asarray(se_J) * fpc
+    lo, hi, code = jackknife_bc_interval(R_J, se_J, K, alpha, flat)
+    out["micro.jackknife_bc"] = MethodResult(R_J, lo, hi, code, se=se_J, df=np.full(shape, K - 1.0))
+    Rt, se1t, se2t = ld(R, -k), ld(se1, -k), ld(se2, -k)
+    if difference:
+        lo, hi, code, se_z = atanh_cr2(Rt, se2t, df_bm, alpha, flat, pair_bounded)
+        out["micro.atanh_cr2"] = MethodResult(Rt, lo, hi, code, se=se2t, df=df_bm, extra={"se_atanh": se_z},
+                                              true_scale=True)
+    else:
+        lo, hi, code, se_l = logit_cr2(Rt, se2t, df_bm, alpha, flat, bounded)
+        out["micro.logit_cr2"] = MethodResult(Rt, lo, hi, code, se=se2t, df=df_bm, extra={"se_logit": se_l},
+                                              true_scale=True)
+    if draws is None:
+        return out
+    deg = draws["degenerate"]
+    if not difference:
+        lo, hi, code, se_l, dropped = bootstrap_t_logit(Rt, se1t, ld(draws["micro"], -k), ld(draws["micro_se"], -k),
+                                                        deg, alpha, flat, bounded)
+        out["micro.bootstrap_t_logit"] = MethodResult(Rt, lo, hi, code, se=se1t,
+                                                      extra={"se_logit": se_l, "degenerate_fraction": dropped},
+                                                      true_scale=True)
+    # calibrated micro: base logit CR2 (bounded metric, R strictly inside) or CR2, both with BM df
+    lg = bounded & (Rt > 0) & (Rt < 1) & (not difference)
+    Rg = np.where(lg, Rt, 0.5)
+    theta = np.where(lg, logit(Rg), R)
+    se_b = np.where(lg, se2t / (Rg * (1.0 - Rg)), se2)
+    Rs_w, ses_w = draws["micro"], draws["micro_se_cr2"]
+    Rs_t, ses_t = ld(Rs_w, -k), ld(ses_w, -k)
+    lgb = lg[..., None]
+    inside = (Rs_t > 0) & (Rs_t < 1)
+    use = ~deg & (ses_w > 0) & _finite_pos(draws["micro_df"]) & (~lgb | inside)
+    Rsg = np.where(inside, Rs_t, 0.5)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta_s = np.where(lgb, logit(Rsg), Rs_w)
+        se_s = np.where(lgb, ses_t / (Rsg * (1.0 - Rsg)), ses_w)
+    lo, hi, code, ulo, uhi = calibrated(theta, se_b, df_bm, theta_s, se_s, draws["micro_df"], use, alpha, flat, lg)
+    out["micro.calibrated"] = MethodResult(
+        np.where(lg, Rt, R), lo, hi, code, se=np.where(lg, se2t, se2), df=df_bm,
+        extra={"base": lg, "calibrated_low": ulo, "calibrated_high": uhi,
+               "degenerate_fraction": 1.0 - np.mean(use, axis=-1)}, true_scale=lg)
+    # calibrated macro: base t on the logit of the macro mean (bounded metric) or the plain t, K - 1 df
+    rt, se_mt = ld(rbar, -k), ld(se_m, -k)
+    lgm = bounded & (rt > 0) & (rt < 1) & (not difference)
+    rg = np.where(lgm, rt, 0.5)
+    theta = np.where(lgm, logit(rg), rbar)
+    se_b = np.where(lgm, se_mt / (rg * (1.0 - rg)), se_m)
+    ms_w, mses_w = draws["macro"], draws["macro_se"]
+    ms_t, mses_t = ld(ms_w, -k), ld(mses_w, -k)
+    lgb = lgm[..., None]
+    inside = (ms_t > 0) & (ms_t < 1)
+    use = ~deg & (mses_w > 0) & (~lgb | inside)
+    msg = np.where(inside, ms_t, 0.5)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta_s = np.where(lgb, logit(msg), ms_w)
+        se_s = np.where(lgb, mses_t / (msg * (1.0 - msg)), mses_w)
+    dfm = np.full(shape, K - 1.0)
+    lo, hi, code, ulo, uhi = calibrated(theta, se_b, dfm, theta_s, se_s, np.full(np.shape(ms_w), K - 1.0), use,
+                                        alpha, flat, lgm)
+    out["macro.calibrated"] = MethodResult(
+        np.where(lgm, rt, rbar), lo, hi, code, se=np.where(lgm, se_mt, se_m), df=dfm,
+        extra={"base": lgm, "calibrated_low": ulo, "calibrated_high": uhi,
+               "degenerate_fraction": 1.0 - np.mean(use, axis=-1)}, true_scale=lgm)
+    return out
