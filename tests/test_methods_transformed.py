@@ -450,3 +450,63 @@ def test_simulation_rmse_of_jackknife_uses_its_own_estimate():
     assert not np.array_equal(ri.estimate["micro.jackknife_bc"], ri.estimate["micro.cr2"])
     assert res.methods["micro.jackknife_bc"]["rmse"] == pytest.approx(
         np.sqrt(np.mean((ri.estimate["micro.jackknife_bc"] - truth) ** 2)))
+
+
+# ====================================================================== miss rates
+def _check_miss(res, ri):
+    for name, m in res.methods.items():
+        total = m["coverage"] + m["miss_low"] + m["miss_high"] + m["no_interval"] + m.get("miss_gap", 0.0)
+        assert total == pytest.approx(1.0, abs=1e-12), name
+        truth = res.truth[name.split(".")[0]]
+        lo, hi = ri.low[name], ri.high[name]
+        with np.errstate(invalid="ignore"):
+            assert m["miss_low"] == pytest.approx(np.mean(hi < truth)), name   # NaN compares False
+            assert m["miss_high"] == pytest.approx(np.mean(lo > truth)), name
+
+
+@pytest.mark.parametrize("k", [2, 5, 12])
+def test_miss_rates_sum_with_coverage_and_no_interval_to_one(k):
+    c = make_table(K=300, seed=11)
+    kw = dict(k=k, reps=80, seed=4, replicates=99)
+    res = sim.simulate(c, **kw)
+    _check_miss(res, sim.rep_intervals(c, **kw))
+    d = res.to_dict()
+    assert {"miss_low", "miss_high"} <= set(d["methods"]["micro.cr2"]) and "miss_gap" in d["methods"]["micro.wild"]
+    f = res.to_frame()
+    assert {"miss_low", "miss_high"} <= set(f.columns)
+
+
+def test_miss_rates_with_samples_without_interval():
+    n = np.full(200, 5.0)
+    s = np.zeros(200)
+    s[:6] = [1, 2, 1, 3, 1, 5]
+    sparse = DocTable.from_arrays(n=n, s=s)
+    kw = dict(k=5, reps=60, seed=1, replicates=49)
+    res = sim.simulate(sparse, **kw)
+    assert res.methods["micro.cr2"]["no_interval"] > 0.3
+    _check_miss(res, sim.rep_intervals(sparse, **kw))
+
+
+def test_miss_rates_of_a_wild_set_in_pieces_use_its_hull():
+    rng = np.random.default_rng(0)
+    M = 40
+    n = rng.integers(2, 15, M).astype(float)
+    n[:3] = [150, 120, 90]
+    s = rng.binomial(n.astype(int), rng.beta(1, 2, M)).astype(float)
+    c = DocTable.from_arrays(n=n, s=s, q=s.copy())
+    kw = dict(k=11, reps=60, seed=0, replicates=999)
+    res = sim.simulate(c, **kw)
+    ri = sim.rep_intervals(c, **kw)
+    _check_miss(res, ri)
+    rep, lo, hi = ri.pieces["micro.wild"]
+    truth = res.truth["micro"]
+    inside_hull = (ri.low["micro.wild"] <= truth) & (truth <= ri.high["micro.wild"])
+    covered = np.zeros(60, dtype=bool)
+    covered[rep[(lo <= truth) & (truth <= hi)]] = True
+    assert res.methods["micro.wild"]["miss_gap"] == pytest.approx(np.mean(inside_hull & ~covered))
+
+
+def test_paired_simulation_miss_rates():
+    p, _, _ = pairs_table(K=80, seed=7)
+    kw = dict(k=8, reps=40, seed=1, replicates=49)
+    _check_miss(sim.simulate_pairs(p, **kw), sim.rep_intervals(p, **kw))

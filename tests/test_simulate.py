@@ -175,7 +175,8 @@ def test_result_contract_and_progress():
     assert calls[-1] == (25, 25) and all(t == 25 for _, t in calls)
     d = json.loads(json.dumps(res.to_dict()))
     assert {"k", "reps", "seed", "level", "truth", "design", "methods", "recommended"} <= set(d)
-    assert set(d["methods"]["micro.cr2"]) == {"coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite"}
+    assert set(d["methods"]["micro.cr2"]) == {"coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite",
+                                              "miss_low", "miss_high"}
     assert d["design"] == {"sampling": "srs", "population_size": c.K}
     assert set(d["recommended"]) == {"micro", "macro"}
     f = res.to_frame()

@@ -16,6 +16,11 @@ samples of ``k`` documents under the declared design, compute every interval met
 * ``rmse``: root mean squared error of the method's point estimate around the census value;
 * ``no_interval`` and ``infinite``: the shares of samples with no interval and with an interval
   that is infinite on at least one side;
+* ``miss_low`` and ``miss_high``: the shares of samples whose interval lies entirely below the
+  census value (``high < truth``) and entirely above it (``low > truth``); for the wild set, of its
+  hull. ``miss_gap`` (the wild set only): the share where the truth falls between two of its
+  pieces. ``coverage + miss_low + miss_high (+ miss_gap) + no_interval = 1``: a sample without an
+  interval counts in ``no_interval`` only;
 * ``n``: the number of samples (``reps``).
 
 Census values: micro ``sum s / sum n`` and macro ``mean(s / n)`` over the census documents.
@@ -99,7 +104,9 @@ _BOUNDED = ("korn_graubard", "logit", "wilson")
 class SimulationResult:
     """Coverage of every interval method over ``reps`` simulated samples of ``k`` documents."""
 
-    methods: dict          # "micro.cr2" -> {coverage, mc_se, mean_width, rmse, no_interval, infinite, n}
+    #: "micro.cr2" -> {coverage, mc_se, mean_width, rmse, no_interval, infinite, n, miss_low, miss_high}
+    #: (and miss_gap for a method whose set may have several pieces)
+    methods: dict
     truth: dict            # {"micro": ..., "macro": ...}: the census values
     k: int
     reps: int
@@ -113,13 +120,14 @@ class SimulationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: NaN and infinities become None."""
-        keys = ("coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite")
+        keys = ("coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite", "miss_low", "miss_high",
+                "miss_gap")
         return {
             "k": self.k, "reps": self.reps, "seed": self.seed, "level": self.level,
             "replicates": self.replicates,
             "truth": {k: _num(v) for k, v in self.truth.items()},
             "design": self.design,
-            "methods": {name: {key: _num(m[key]) for key in keys} for name, m in self.methods.items()},
+            "methods": {name: {key: _num(m[key]) for key in keys if key in m} for name, m in self.methods.items()},
             "recommended": dict(self.recommended),
             "recommendation_notes": dict(self.recommendation_notes),
             "notes": list(self.notes),
@@ -127,7 +135,8 @@ class SimulationResult:
 
     def to_frame(self):
         """One row per method: method, estimand, coverage, mc_se, mean_width, rmse, no_interval,
-        infinite, n, baseline, recommended (a pandas DataFrame)."""
+        infinite, n, miss_low, miss_high, miss_gap (NaN but for the wild set), baseline, recommended
+        (a pandas DataFrame)."""
         import pandas as pd
         rows = []
         for name, m in self.methods.items():
@@ -519,7 +528,9 @@ class _Plan:
     def run(self, progress) -> SimulationResult:
         # counts are exact; widths and squared errors are kept per repetition and summed once with
         # math.fsum (correctly rounded), so the result does not depend on the block size
-        counts = {m: np.zeros(4, dtype=np.int64) for m in self.methods}  # covered, none, infinite, finite
+        # covered, none, infinite, finite, entirely below the truth, entirely above it, truth in a gap
+        counts = {m: np.zeros(7, dtype=np.int64) for m in self.methods}
+        gaps = set()
         widths = {m: [] for m in self.methods}
         sq_err = {m: [] for m in self.methods}
         done = 0
@@ -534,10 +545,17 @@ class _Plan:
                     prow, plo, phi = blk.pieces[m]
                     cov = np.zeros(lo.size, dtype=bool)
                     cov[prow[(plo <= truth) & (truth <= phi)]] = True
+                    gaps.add(m)
                 else:
                     with np.errstate(invalid="ignore"):
                         cov = ~none & (lo <= truth) & (truth <= hi)
-                counts[m] += [cov.sum(), none.sum(), inf.sum(), fin.sum()]
+                # misses by side (a set of several pieces: its hull); a sample without an interval
+                # counts in no_interval only
+                with np.errstate(invalid="ignore"):
+                    below = ~none & (hi < truth)
+                    above = ~none & (lo > truth)
+                gap = ~none & ~cov & ~below & ~above
+                counts[m] += [cov.sum(), none.sum(), inf.sum(), fin.sum(), below.sum(), above.sum(), gap.sum()]
                 widths[m].append((hi - lo)[fin])
                 err = est - truth
                 sq_err[m].append(err * err)
@@ -547,14 +565,16 @@ class _Plan:
         R = float(self.reps)
         methods = {}
         for m in self.methods:
-            cov, none, inf, nfin = (int(x) for x in counts[m])
+            cov, none, inf, nfin, below, above, gap = (int(x) for x in counts[m])
             c = cov / R
             wsum = math.fsum(np.concatenate(widths[m]).tolist())
             sse = math.fsum(np.concatenate(sq_err[m]).tolist())
             methods[m] = {"coverage": c, "mc_se": math.sqrt(c * (1.0 - c) / R),
                           "mean_width": _micro.ldexp(wsum / nfin, -self.unit_exp) if nfin else float("nan"),
                           "rmse": _micro.ldexp(math.sqrt(sse / R), -self.unit_exp), "no_interval": none / R,
-                          "infinite": inf / R, "n": self.reps}
+                          "infinite": inf / R, "n": self.reps, "miss_low": below / R, "miss_high": above / R}
+            if m in gaps:
+                methods[m]["miss_gap"] = gap / R
         rec, notes = recommend(methods, self.level)
         if self.sampling == "two_stage":
             notes["macro"] = "no macro method under a two-stage design"
