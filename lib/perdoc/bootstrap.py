@@ -11,9 +11,12 @@ For each replicate b the K documents are drawn with replacement and we record
   fraction is reported; if all are degenerate there is no interval.
 
 Memory stays bounded for any K: replicates are processed in blocks of at most ``block_elems``
-(replicate x document) cells, and each block is reduced through document counts and one matrix
-product, so no B x K array is ever held. The random stream is ``Generator.integers(0, K)`` drawn
-row by row, so the result does not depend on the block size.
+(replicate x document) cells per sample, and each block is reduced through document counts and one
+matrix product, so no B x K array is ever held. The random stream is ``Generator.integers(0, K)``
+drawn row by row, so the result does not depend on the block size.
+
+One implementation serves one sample (:func:`document_bootstrap`, for :func:`perdoc.estimate`) and
+a batch of samples, each with its own seed (:func:`bootstrap_batch`, for the coverage simulation).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BootstrapDraws", "document_bootstrap", "replicate_cr2", "BLOCK_ELEMS"]
+__all__ = ["BootstrapDraws", "document_bootstrap", "bootstrap_batch", "replicate_cr2", "rate_classes",
+           "BLOCK_ELEMS"]
 
 BLOCK_ELEMS = 1 << 21  # about 2 million cells per block: ~80 MB of temporaries at most
 
@@ -50,7 +54,34 @@ class BootstrapDraws:
 
 def document_bootstrap(n: np.ndarray, s: np.ndarray, replicates: int, seed: int | None,
                        block_elems: int = BLOCK_ELEMS) -> BootstrapDraws:
-    """Draw ``replicates`` document bootstrap samples and return their statistics.
+    """Draw ``replicates`` document bootstrap samples of one sample and return their statistics
+    (:func:`bootstrap_batch` with a batch of one)."""
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    d = bootstrap_batch(n[None, :], s[None, :], [seed], replicates, block_elems)
+    return BootstrapDraws(**{key: v[0] for key, v in d.items()})
+
+
+def rate_classes(r: np.ndarray) -> np.ndarray:
+    """Per sample (last axis), an integer class per document: equal rates, equal class (equal
+    rationals give equal doubles, so == is exact equality of rates)."""
+    order = np.argsort(r, axis=-1, kind="stable")
+    rs = np.take_along_axis(r, order, axis=-1)
+    z = np.zeros(r.shape[:-1] + (1,), dtype=np.int64)
+    cid = np.concatenate((z, np.cumsum(rs[..., 1:] != rs[..., :-1], axis=-1)), axis=-1)
+    cls = np.empty_like(cid)
+    np.put_along_axis(cls, order, cid, axis=-1)
+    return cls
+
+
+def bootstrap_batch(n: np.ndarray, s: np.ndarray, seeds, replicates: int,
+                    block_elems: int = BLOCK_ELEMS) -> dict:
+    """The document bootstrap of every sample of a batch, each with its own seed.
+
+    ``n``, ``s``: arrays ``(rows, K)``; ``seeds``: one per row. Returns the fields of
+    :class:`BootstrapDraws` as arrays ``(rows, replicates)``. Row i's draws are those of
+    ``numpy.random.default_rng(seeds[i]).integers(0, K)`` in blocks of ``block_elems // K``
+    replicates, whatever the batch.
 
     Sums over a replicate are computed as ``counts @ Z`` where ``counts[b, d]`` is how often
     document d was drawn. The moments are centred on the full-sample values (residuals
@@ -60,55 +91,49 @@ def document_bootstrap(n: np.ndarray, s: np.ndarray, replicates: int, seed: int 
     """
     n = np.asarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
-    K = n.size
+    rows_n, K = n.shape
     B = int(replicates)
-    rng = np.random.default_rng(seed)
-    N = n.sum()
-    R = s.sum() / N
+    rngs = [np.random.default_rng(None if sd is None else int(sd)) for sd in seeds]
+    N = n.sum(axis=-1)
+    R = s.sum(axis=-1) / N
     r = s / n
-    rbar = r.mean()
-    u = s - R * n
-    e = r - rbar
-    Z = np.column_stack([n, u, u * u, u * n, n * n, e, e * e])
-    # rate classes: equal rationals give equal doubles, so == is exact equality of rates
-    _, cls = np.unique(r, return_inverse=True)
-    cls = cls.astype(np.int64)
-
-    micro = np.empty(B)
-    micro_se = np.empty(B)
-    micro_se2 = np.empty(B)
-    micro_df = np.empty(B)
-    order = np.argsort(n, kind="stable")
-    macro = np.empty(B)
-    macro_se = np.empty(B)
-    degenerate = np.empty(B, dtype=bool)
-    rows = max(1, int(block_elems) // K)
+    rbar = np.mean(r, axis=-1)
+    u = s - R[:, None] * n
+    e = r - rbar[:, None]
+    Z = np.stack([n, u, u * u, u * n, n * n, e, e * e], axis=-1)  # (rows, K, 7)
+    cls = rate_classes(r)
+    order = np.argsort(n, axis=-1, kind="stable")
     c1 = K / (K - 1)
-    for start in range(0, B, rows):
-        b = min(rows, B - start)
-        idx = rng.integers(0, K, size=(b, K))
-        c = idx + (np.arange(b, dtype=np.int64) * K)[:, None]
-        counts = np.bincount(c.ravel(), minlength=b * K).reshape(b, K).astype(float)
-        del c
-        m = counts @ Z
-        Nb, Su, Suu, Sun, Snn, Se, See = m.T
+    out = {key: np.empty((rows_n, B)) for key in ("micro", "micro_se", "macro", "macro_se", "micro_se_cr2",
+                                                  "micro_df")}
+    out["degenerate"] = np.empty((rows_n, B), dtype=bool)
+    step = max(1, int(block_elems) // K)
+    for start in range(0, B, step):
+        b = min(step, B - start)
+        idx = np.empty((rows_n, b, K), dtype=np.int64)
+        for i, rng in enumerate(rngs):
+            idx[i] = rng.integers(0, K, size=(b, K))
+        flat = idx + (np.arange(rows_n * b, dtype=np.int64) * K).reshape(rows_n, b, 1)
+        counts = np.bincount(flat.ravel(), minlength=rows_n * b * K).reshape(rows_n, b, K).astype(float)
+        del flat
+        m = np.matmul(counts, Z)
+        Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, -1, 0)
         delta = Su / Nb
         ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
-        sl = slice(start, start + b)
-        micro_se2[sl], micro_df[sl] = replicate_cr2(counts, n, u, Nb, delta, Snn, order)
-        del counts
-        micro[sl] = R + delta
-        micro_se[sl] = np.sqrt(c1 * ss_u) / Nb
-        macro[sl] = rbar + Se / K
-        macro_se[sl] = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
-        drawn = cls[idx]
-        degenerate[sl] = drawn.min(axis=1) == drawn.max(axis=1)
+        sl = (slice(None), slice(start, start + b))
+        out["micro"][sl] = R[:, None] + delta
+        out["micro_se"][sl] = np.sqrt(c1 * ss_u) / Nb
+        out["macro"][sl] = rbar[:, None] + Se / K
+        out["macro_se"][sl] = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
+        out["micro_se_cr2"][sl], out["micro_df"][sl] = replicate_cr2(counts, n, u, Nb, delta, Snn, order)
+        del counts, m
+        drawn = np.take_along_axis(cls, idx.reshape(rows_n, b * K), axis=1).reshape(rows_n, b, K)
+        out["degenerate"][sl] = np.all(drawn == drawn[:, :, :1], axis=2)
         del drawn, idx
-    micro_se[degenerate] = 0.0
-    macro_se[degenerate] = 0.0
-    micro_se2[degenerate] = 0.0
-    return BootstrapDraws(micro=micro, micro_se=micro_se, macro=macro, macro_se=macro_se,
-                          degenerate=degenerate, micro_se_cr2=micro_se2, micro_df=micro_df)
+    deg = out["degenerate"]
+    for key in ("micro_se", "macro_se", "micro_se_cr2"):
+        out[key][deg] = 0.0
+    return out
 
 
 def replicate_cr2(counts, n, u, Nb, delta, Snn, order):
@@ -126,18 +151,18 @@ def replicate_cr2(counts, n, u, Nb, delta, Snn, order):
     smaller documents, so every term is positive.
     """
     c = counts
-    drawn = c > 0
     Nc = Nb[..., None]
     nb = n[..., None, :]
-    rest = np.where(drawn, Nc - nb, 1.0)          # N* - n_d: exact for whole counts
+    rest = Nc - nb                                 # N* - n_d: exact for whole counts, > 0 where drawn
+    rest = np.where(rest > 0, rest, 1.0)           # (an undrawn document counts 0 times)
     e = u[..., None, :] - delta[..., None] * nb
-    se = np.sqrt(np.sum(np.where(drawn, c * e * e * (Nc / rest), 0.0), axis=-1)) / Nb
-    o = np.broadcast_to(order[..., None, :], c.shape)
-    cs = np.take_along_axis(c, o, axis=-1)
-    ns = np.take_along_axis(np.broadcast_to(nb, c.shape), o, axis=-1)
-    rs = np.take_along_axis(rest, o, axis=-1)
-    cq = cs * (ns * ns / rs)
+    se = np.sqrt(np.sum(c * e * e * (Nc / rest), axis=-1)) / Nb
+    cs = np.take_along_axis(c, np.broadcast_to(order[..., None, :], c.shape), axis=-1)
+    ns = np.take_along_axis(n, order, axis=-1)[..., None, :]
+    rs = Nc - ns
+    q = ns * ns / np.where(rs > 0, rs, 1.0)
+    cq = cs * q
     z = np.zeros(cq.shape[:-1] + (1,))
     prefix = np.concatenate((z, np.cumsum(cq, axis=-1)[..., :-1]), axis=-1)
-    cross = np.sum(cq * ((cs - 1.0) * (ns * ns / rs) + 2.0 * prefix), axis=-1)
+    cross = np.sum(cq * ((cs - 1.0) * q + 2.0 * prefix), axis=-1)
     return se, Nb * Nb / (Snn + cross)

@@ -26,12 +26,12 @@ import math
 import numbers
 
 import numpy as np
-from ._dist import beta_ppf, norm_ppf, t_ppf
 
+from . import methods as _methods
 from .errors import InputError, ParameterError
 from .results import ConfidenceInterval, Interval
 
-__all__ = ["stratified", "two_stage", "StratumSummary"]
+__all__ = ["stratified", "two_stage", "stratified_batch", "two_stage_batch", "StratumSummary"]
 
 
 def _whole(x) -> bool:
@@ -46,13 +46,56 @@ class StratumSummary(dict):
 
 
 def _t_interval(estimand, method, label, est, se, df, level, notes=()) -> Interval:
-    if not (se > 0 and math.isfinite(se)):
+    lo, hi, code = _methods.t_interval(est, se, df, 1 - level, False)
+    if int(code) != _methods.OK:
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
                         reason="zero design variance: every sampled document gives the same value",
                         role="primary", notes=tuple(notes))
-    half = t_ppf(1 - (1 - level) / 2, df) * se
     return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
-                    ci=ConfidenceInterval(est - half, est + half), role="primary", notes=tuple(notes))
+                    ci=ConfidenceInterval(float(lo), float(hi)), role="primary", notes=tuple(notes))
+
+
+def stratified_batch(n, s, groups):
+    """The stratified estimates of a batch of samples (``n``, ``s``: ``(..., K)``): ``groups`` holds
+    ``(M_h, columns)`` per stratum, the columns of its sampled documents. Returns
+    ``(R_c, se_micro, macro, se_macro, df)`` (arrays over the leading axes; ``df = K - H``)."""
+    n, s = np.asarray(n, float), np.asarray(s, float)
+    K = n.shape[-1]
+    w = np.empty(K)
+    for M, cols in groups:
+        w[cols] = M / len(cols)
+    X = np.sum(w * n, axis=-1)
+    Rc = np.sum(w * s, axis=-1) / X
+    u = s - Rc[..., None] * n
+    r = s / n
+    Mtot = float(sum(M for M, _ in groups))
+    v_micro = np.zeros(n.shape[:-1])
+    v_macro = np.zeros(n.shape[:-1])
+    macro = np.zeros(n.shape[:-1])
+    for M, cols in groups:
+        k = len(cols)
+        v_micro = v_micro + M * M * (1 - k / M) * np.var(u[..., cols], axis=-1, ddof=1) / k
+        v_macro = v_macro + (M / Mtot) ** 2 * (1 - k / M) * np.var(r[..., cols], axis=-1, ddof=1) / k
+        macro = macro + M / Mtot * r[..., cols].mean(axis=-1)
+    return Rc, np.sqrt(v_micro) / X, macro, np.sqrt(v_macro), float(K - len(groups))
+
+
+def two_stage_batch(n, s, q, Nd, M):
+    """The two-stage ratio to size of a batch of samples (arrays ``(..., K)``; ``Nd`` the chunks in
+    each document): ``(R2, se)``."""
+    n, s, q, Nd = (np.asarray(x, float) for x in (n, s, q, Nd))
+    K = n.shape[-1]
+    f1 = K / M
+    f2 = n / Nd
+    ybar = s / n
+    R2 = np.sum(Nd * ybar, axis=-1) / np.sum(Nd, axis=-1)
+    z = Nd * (ybar - R2[..., None])
+    Nbar = Nd.sum(axis=-1) / K
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s2 = np.where(n > 1, np.maximum(q - s * s / n, 0.0) / (n - 1), 0.0)
+    within = np.where(f2 < 1, Nd**2 * (1 - f2) * s2 / n, 0.0)
+    v = ((1 - f1) * np.var(z, axis=-1, ddof=1) / K + f1 / K**2 * np.sum(within, axis=-1)) / Nbar**2
+    return R2, np.sqrt(v)
 
 
 def stratified(n, s, strata, population_sizes: dict, level: float = 0.95):
@@ -87,25 +130,12 @@ def stratified(n, s, strata, population_sizes: dict, level: float = 0.95):
             raise InputError(f"design.strata: stratum {h!r} has {k} sampled documents but a population of {int(M)}")
         w[idx] = M / k
         summary[h] = {"M_h": int(M), "k_h": k, "fraction": k / M, "weight": M / k, "n": float(n[idx].sum())}
-    X = float(np.sum(w * n))
-    Rc = float(np.sum(w * s) / X)
-    u = s - Rc * n
-    r = s / n
-    Mtot = float(sum(v["M_h"] for v in summary.values()))
-    v_micro = 0.0
-    v_macro = 0.0
-    macro = 0.0
-    for h in names:
-        idx = strata == h
-        k, M = summary[h]["k_h"], summary[h]["M_h"]
-        v_micro += M * M * (1 - k / M) * np.var(u[idx], ddof=1) / k
-        v_macro += (M / Mtot) ** 2 * (1 - k / M) * np.var(r[idx], ddof=1) / k
-        macro += M / Mtot * r[idx].mean()
-    df = float(K - H)
+    groups = [(summary[h]["M_h"], np.flatnonzero(strata == h)) for h in names]
+    Rc, se_micro, macro, se_macro, df = (float(x) for x in stratified_batch(n, s, groups))
     micro_iv = _t_interval("micro", "design", f"combined ratio, stratified ({H} strata), t with K-H df",
-                           Rc, math.sqrt(v_micro) / X, df, level)
+                           Rc, se_micro, df, level)
     macro_iv = _t_interval("macro", "design", f"stratified mean of document rates ({H} strata), t with K-H df",
-                           macro, math.sqrt(v_macro), df, level)
+                           macro, se_macro, df, level)
     return micro_iv, macro_iv, summary
 
 
@@ -130,15 +160,8 @@ def two_stage(n, s, q, chunks_in_doc, population_size: int, level: float = 0.95)
         raise InputError(f"two-stage design: {int(single.sum())} document(s) have a single sampled chunk out of "
                          "several, so their within-document variance is undefined; sample at least 2 chunks "
                          "per document (or all of them)")
-    ybar = s / n
-    R2 = float(np.sum(Nd * ybar) / np.sum(Nd))
-    z = Nd * (ybar - R2)
-    Nbar = Nd.sum() / K
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s2 = np.where(n > 1, np.maximum(q - s * s / n, 0.0) / (n - 1), 0.0)
-    within = np.where(f2 < 1, Nd**2 * (1 - f2) * s2 / n, 0.0)
-    v = ((1 - f1) * np.var(z, ddof=1) / K + f1 / K**2 * np.sum(within)) / Nbar**2
-    iv = _t_interval("micro", "design", "two-stage ratio to size, t with K-1 df", R2, math.sqrt(v), K - 1.0, level)
+    R2, se = (float(x) for x in two_stage_batch(n, s, q, Nd, M))
+    iv = _t_interval("micro", "design", "two-stage ratio to size, t with K-1 df", R2, se, K - 1.0, level)
     summary = {"M": int(M), "K": K, "f1": f1, "chunks_in_population": float(Nd.sum()),
                "chunks_sampled": float(n.sum()), "f2_min": float(f2.min()), "f2_max": float(f2.max()),
                "f2_mean": float(f2.mean()), "documents_fully_enumerated": int(np.sum(f2 == 1))}

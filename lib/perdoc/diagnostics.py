@@ -17,29 +17,30 @@ __all__ = ["icc_anova", "diagnose", "QUANTILES"]
 QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 
 
-def icc_anova(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
+def icc_anova(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     """One-way ANOVA intraclass correlation (Donner 1986) from per-document sums.
 
     ``SSB = sum n_d (r_d - R)^2``, ``SSW = sum (q_d - s_d^2/n_d)``, ``MSB = SSB/(K-1)``,
     ``MSW = SSW/(N-K)``, ``n0 = (N - sum n_d^2/N)/(K-1)``,
     ``ICC = (MSB - MSW) / (MSB + (n0 - 1) MSW)``. Can be negative; 0/0 gives 0.
     NaN when every document has a single measurement (``N = K``: no within-document variance).
+    Arrays ``(..., K)``: a float for one sample, an array for a batch.
     """
-    K = n.size
-    N = n.sum()
-    if N <= K:
-        return float("nan")
+    n, s, q = (np.asarray(x, dtype=float) for x in (n, s, q))
+    K = n.shape[-1]
+    N = n.sum(axis=-1)
     r = s / n
-    R = s.sum() / N
-    ssb = float(np.sum(n * (r - R) ** 2))
-    ssw = float(np.sum(np.maximum(q - s * s / n, 0.0)))
+    R = s.sum(axis=-1) / N
+    ssb = np.sum(n * (r - R[..., None]) ** 2, axis=-1)
+    ssw = np.sum(np.maximum(q - s * s / n, 0.0), axis=-1)
     msb = ssb / (K - 1)
-    msw = ssw / (N - K)
-    n0 = (N - np.sum(n * n) / N) / (K - 1)
-    den = msb + (n0 - 1) * msw
-    if den == 0:
-        return 0.0
-    return float((msb - msw) / den)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        msw = ssw / (N - K)
+        n0 = (N - np.sum(n * n, axis=-1) / N) / (K - 1)
+        den = msb + (n0 - 1) * msw
+        icc = np.where(den == 0, 0.0, (msb - msw) / den)
+    icc = np.where(N <= K, np.nan, icc)
+    return float(icc) if icc.ndim == 0 else icc
 
 
 def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float, unit_exp: int = 0) -> Diagnostics:

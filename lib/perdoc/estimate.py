@@ -10,15 +10,13 @@ import numbers
 from dataclasses import replace
 
 import numpy as np
-from ._dist import beta_ppf, norm_ppf, t_ppf
 
 from . import micro as _micro
-from . import bounded as _bounded
 from . import methods as _methods
-from .bootstrap import BootstrapDraws, document_bootstrap
+from .bootstrap import BootstrapDraws
 from .diagnostics import diagnose
 from .errors import InputError, ParameterError
-from .macro import macro_mean, var_macro
+from .macro import macro_mean
 from .results import ConfidenceInterval, Estimates, Interval
 from .table import DocTable
 
@@ -124,73 +122,55 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
                    "so the documents carry no information about sampling error")
     ctx = _Ctx(level=level, alpha=alpha, fpc=fpc, census=census, flat_reason=flat_reason if flat else None)
 
-    R = _micro.ratio(n, s)
-    rbar = macro_mean(n, s)
-    v1 = _micro.var_cr1(n, s)
-    v2 = _micro.var_cr2(n, s)
-    v3 = _micro.var_cr3(n, s)
-    df_bm = _micro.df_bell_mccaffrey(n)
     fpc_note = (FPC_HEURISTIC,) if population_size is not None else ()
+    # every method on a batch of one sample: the implementation the coverage simulation runs
+    res, batch_draws = _methods.srs_methods(
+        n[None, :], s[None, :], None if q is None else q[None, :], fpc=fpc, level=level, replicates=replicates,
+        seeds=[seed], k=k, binary=table.binary, bounded=mrange == (0.0, 1.0), difference=difference,
+        pair_bounded=mrange == (-1.0, 1.0), wild=False)
+    R = float(res["micro.cr1"].estimate[0])
+    rbar = float(res["macro.t"].estimate[0])
+    true_scale = set()  # intervals computed on the true scale (they transform the estimate)
+    new = lambda name: ctx.batch(name, res[name], R=R, replicates=replicates, notes=fpc_note,  # noqa: E731
+                                 true_scale=true_scale)
 
     intervals = [
-        ctx.t("micro", "cr1", "CR1, t with K-1 df", R, math.sqrt(v1), K - 1.0,
-              role="alternative"),
-        ctx.t("micro", "cr2", "CR2, Bell-McCaffrey df", R, math.sqrt(v2), df_bm,
-              role="primary", notes=fpc_note),
+        ctx.t("micro", "cr1", "CR1, t with K-1 df", res["micro.cr1"], role="alternative"),
+        ctx.t("micro", "cr2", "CR2, Bell-McCaffrey df", res["micro.cr2"], role="primary", notes=fpc_note),
     ]
     if q is not None:
-        df_ik = _micro.df_imbens_kolesar(n, s, q)
-        intervals.append(ctx.t("micro", "cr2_ik", "CR2, Imbens-Kolesar df",
-                               R, math.sqrt(v2), df_ik, role="alternative", notes=fpc_note))
-    intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife), t with K-1 df", R, math.sqrt(v3),
-                           K - 1.0, role="alternative", notes=fpc_note))
-    true_scale = set()  # intervals computed on the true scale (they transform the estimate)
-
-    # the bounded intervals are computed on the true scale (they transform p); the others on the
-    # working scale and divided back below
-    intervals += ctx.bounded(table, _micro.ldexp(R, -k), _micro.ldexp(v1, -2 * k), K - 1.0,
-                             se=_micro.ldexp(math.sqrt(v1 * fpc**2), -k))
+        intervals.append(ctx.t("micro", "cr2_ik", "CR2, Imbens-Kolesar df", res["micro.cr2_ik"],
+                               role="alternative", notes=fpc_note))
+    intervals.append(ctx.t("micro", "cr3", "CR3 (jackknife), t with K-1 df", res["micro.cr3"],
+                           role="alternative", notes=fpc_note))
+    intervals.append(new("micro.jackknife_bc"))
+    # the bounded and transformed intervals are computed on the true scale (they transform p); the
+    # others on the working scale and divided back below
+    intervals += ctx.bounded(res)
+    intervals.append(new("micro.atanh_cr2" if difference else "micro.logit_cr2"))
 
     draws = None
     if replicates > 0:
-        draws = document_bootstrap(n, s, replicates, seed)
+        draws = BootstrapDraws(**{key: v[0] for key, v in batch_draws.items()})
         intervals += [
-            ctx.boot_t("micro", R, math.sqrt(v1), draws.micro, draws.micro_se, draws,
-                       "bootstrap-t by document (replicate CR1)"),
-            ctx.percentile("micro", R, draws.micro, draws),
+            ctx.boot_t("micro", res["micro.bootstrap_t"], replicates, "bootstrap-t by document (replicate CR1)"),
+            ctx.percentile("micro", res["micro.percentile"], replicates),
             ctx.wild(n, s, R, replicates, seed),
         ]
-    # the jackknife bias-corrected, transformed (logit; atanh for a difference) and calibrated intervals
-    new = _methods.transformed_methods(
-        n[None, :], s[None, :], R=np.array([R]), se1=np.array([math.sqrt(v1) * fpc]),
-        se2=np.array([math.sqrt(v2) * fpc]), df_bm=np.array([df_bm]), rbar=np.array([rbar]),
-        se_m=np.array([math.sqrt(var_macro(n, s)) * fpc]), fpc=fpc, alpha=alpha, flat=np.array([flat]), k=k,
-        bounded=mrange == (0.0, 1.0), difference=difference, pair_bounded=mrange == (-1.0, 1.0),
-        draws=None if draws is None else _draw_arrays(draws))
-    new_ivs = {name: ctx.batch(name, res, R=R, replicates=replicates, notes=fpc_note, true_scale=true_scale)
-               for name, res in new.items()}
-    pos = next(i for i, iv in enumerate(intervals) if iv.method == "cr3") + 1
-    intervals.insert(pos, new_ivs["micro.jackknife_bc"])
-    transformed = "micro.atanh_cr2" if difference else "micro.logit_cr2"
-    pos = next(i for i, iv in enumerate(intervals) if iv.method == "wilson") + 1
-    intervals.insert(pos, new_ivs[transformed])
-    if draws is not None:
-        pos = next(i for i, iv in enumerate(intervals) if iv.method == "wild") + 1
-        intervals[pos:pos] = [new_ivs[m] for m in ("micro.bootstrap_t_logit", "micro.calibrated") if m in new_ivs]
+        intervals += [new(m) for m in ("micro.bootstrap_t_logit", "micro.calibrated") if m in res]
 
     # contrast baselines
-    diag = diagnose(n, s, q, v1, unit_exp=k)
-    intervals += _baselines(ctx, n, s, q, N, R, diag.n_eff)
+    diag = diagnose(n, s, q, _micro.var_cr1(n, s), unit_exp=k)
+    intervals += _baselines(ctx, res, q is not None, N)
 
     # macro
-    intervals.append(ctx.t("macro", "t", "t on document rates, K-1 df", rbar, math.sqrt(var_macro(n, s)),
-                           K - 1.0, role="primary"))
+    intervals.append(ctx.t("macro", "t", "t on document rates, K-1 df", res["macro.t"], role="primary"))
     if draws is not None:
         intervals += [
-            ctx.boot_t("macro", rbar, math.sqrt(var_macro(n, s)), draws.macro, draws.macro_se, draws,
+            ctx.boot_t("macro", res["macro.bootstrap_t"], replicates,
                        "bootstrap-t by document (replicate sd/sqrt(K))"),
-            ctx.percentile("macro", rbar, draws.macro, draws),
-            new_ivs["macro.calibrated"],
+            ctx.percentile("macro", res["macro.percentile"], replicates),
+            new("macro.calibrated"),
         ]
 
     notes = list(table.notes)
@@ -229,65 +209,53 @@ class _Ctx:
         self.level, self.alpha, self.fpc = level, alpha, fpc
         self.census, self.flat_reason = census, flat_reason
 
-    def _degenerate(self, se: float) -> str | None:
+    def t(self, estimand, method, label, res, *, role, notes=()) -> Interval:
+        """A t interval from its batch result (:func:`perdoc.methods.t_interval`)."""
+        est, se, df, code = _row(res.estimate), _row(res.se), _row(res.df), int(res.code[0])
+        reason, ci = None, None
         if self.census:
-            return None
-        if self.flat_reason is not None:
-            return self.flat_reason
-        if not (se > 0 and math.isfinite(se)):
-            return "zero standard error: no interval"
-        return None
-
-    def t(self, estimand, method, label, est, se, df, *, role, notes=()) -> Interval:
-        se = se * self.fpc
-        reason = self._degenerate(se)
-        ci = None
-        if reason is None:
-            if self.census:
-                ci = ConfidenceInterval(est, est)
-            elif not (df > 0 and math.isfinite(df)):
-                reason = "degrees of freedom undefined for this sample"
-            else:
-                half = t_ppf(1.0 - self.alpha / 2.0, df) * se
-                ci = ConfidenceInterval(est - half, est + half)
+            ci = ConfidenceInterval(est, est)
+        else:
+            reason = self._reason(f"{estimand}.{method}", code, est)
+            if reason is None:
+                ci = ConfidenceInterval(_row(res.low), _row(res.high))
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
                         se=se, df=df, ci=ci, reason=reason, role=role, notes=tuple(notes))
 
-    def z(self, estimand, method, label, est, se, *, notes=(), extra=None) -> Interval:
-        reason = None
-        ci = None
-        if se is None or not math.isfinite(se):
+    def z(self, estimand, method, label, res, *, notes=(), extra=None) -> Interval:
+        """A contrast baseline from its batch result (:func:`perdoc.methods.z_interval`)."""
+        est, se, code = _row(res.estimate), _row(res.se), int(res.code[0])
+        reason, ci = None, None
+        if code == _methods.NO_VARIANCE:
             reason = notes[0] if notes else "no variance"
             se = None
+        elif self.census:
+            ci = ConfidenceInterval(est, est)
+        elif code == _methods.OK:
+            ci = ConfidenceInterval(_row(res.low), _row(res.high))
         else:
-            se = se * self.fpc
-            if self.census:
-                ci = ConfidenceInterval(est, est)
-            elif se > 0:
-                half = norm_ppf(1.0 - self.alpha / 2.0) * se
-                ci = ConfidenceInterval(est - half, est + half)
-            else:
-                reason = "zero chunk-level variance: every score is the same"
+            reason = "zero chunk-level variance: every score is the same"
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
                         se=se, ci=ci, reason=reason, role="baseline", notes=tuple(notes),
                         extra=extra or {})
 
-    def bounded(self, table: DocTable, p: float, v_cr1: float, df: float, se: float) -> list[Interval]:
-        """Korn-Graubard, logit and Wilson intervals (binary metric only), as survey::svyciprop.
-        On the true scale; ``se`` is ``sqrt(v_cr1 * fpc^2)`` computed where it does not underflow."""
-        V = v_cr1 * self.fpc**2
+    def bounded(self, res) -> list[Interval]:
+        """Korn-Graubard, logit and Wilson intervals (binary metric only), as survey::svyciprop, from
+        their batch results (true scale)."""
         out = []
-        for method, fn, label in (("korn_graubard", _bounded.korn_graubard, "Korn-Graubard (beta), in [0, 1]"),
-                                  ("logit", _bounded.logit_interval, "logit, in [0, 1]"),
-                                  ("wilson", _bounded.wilson, "Wilson with effective n, in [0, 1]")):
+        for method, label in (("korn_graubard", "Korn-Graubard (beta), in [0, 1]"),
+                              ("logit", "logit, in [0, 1]"),
+                              ("wilson", "Wilson with effective n, in [0, 1]")):
+            r = res[f"micro.{method}"]
+            p = _row(r.estimate)
             ci, reason, notes, extra, role = None, None, (), {}, "alternative"
-            if not table.binary:
+            if int(r.code[0]) == _methods.NOT_APPLICABLE:
                 reason = "defined for a binary (0/1) metric only"
             elif self.census:
                 ci = ConfidenceInterval(p, p)
             else:
-                (lo, hi), fallback = fn(p, V, table.N, df, self.alpha)
-                ci = ConfidenceInterval(lo, hi)
+                fallback = bool(r.extra["fallback"][0])
+                ci = ConfidenceInterval(_row(r.low), _row(r.high))
                 extra = {"fallback": fallback}
                 if fallback:
                     # counts every measurement as an independent case, like the iid baseline: shown to
@@ -297,32 +265,38 @@ class _Ctx:
                              "fallback used: effective n = N and the Clopper-Pearson interval "
                              "(Parker et al. 2017), which treats every measurement as an independent case",)
             out.append(Interval(estimand="micro", method=method, label=label, estimate=p, level=self.level,
-                                se=se, df=df, ci=ci, reason=reason, role=role,
+                                se=_row(r.se), df=_row(r.df), ci=ci, reason=reason, role=role,
                                 notes=notes, extra=extra))
         return out
 
-    def boot_t(self, estimand, est, se, theta, se_star, draws: BootstrapDraws, label) -> Interval:
-        se = se * self.fpc
-        ok = ~draws.degenerate
-        extra = {"replicates": draws.replicates, "degenerate_fraction": draws.degenerate_fraction}
-        reason = self._degenerate(se)
-        ci = None
+    def boot_t(self, estimand, res, replicates, label) -> Interval:
+        est, se, code = _row(res.estimate), _row(res.se), int(res.code[0])
+        extra = {"replicates": replicates, "degenerate_fraction": _row(res.extra["degenerate_fraction"])}
+        reason, ci = None, None
         if self.census:
             ci = ConfidenceInterval(est, est)
-        elif reason is None and not ok.any():
-            reason = "every bootstrap replicate is degenerate (all drawn documents share one rate)"
-        elif reason is None:
-            tstar = (theta[ok] - est) / se_star[ok]
-            lo, hi = np.quantile(tstar, [self.alpha / 2.0, 1.0 - self.alpha / 2.0])
-            if not hi > lo:
-                reason = ("the studentised bootstrap distribution has no spread (with so few documents every "
-                          "usable replicate gives the same t): no interval")
-            else:
-                ci = ConfidenceInterval(est - hi * se, est - lo * se)
+        else:
+            reason = self._reason(f"{estimand}.bootstrap_t", code, est)
+            if reason is None:
+                ci = ConfidenceInterval(_row(res.low), _row(res.high))
         return Interval(estimand=estimand, method="bootstrap_t", label=label, estimate=est,
                         level=self.level, se=se, ci=ci, reason=reason, role="alternative",
                         resampling_unit="document",
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+
+    def percentile(self, estimand, res, replicates) -> Interval:
+        est = _row(res.estimate)
+        reason, ci = None, None
+        if self.census:
+            ci = ConfidenceInterval(est, est)
+        else:
+            reason = self._reason(f"{estimand}.percentile", int(res.code[0]), est)
+            if reason is None:
+                ci = ConfidenceInterval(_row(res.low), _row(res.high))
+        return Interval(estimand=estimand, method="percentile", label="percentile bootstrap by document",
+                        estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
+                        resampling_unit="document",
+                        notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra={"replicates": replicates})
 
     _LABELS = {
         "micro.jackknife_bc": "jackknife bias-corrected ratio, jackknife se, t with K-1 df",
@@ -433,7 +407,7 @@ class _Ctx:
         elif w.low is None or w.high is None:
             reason = "the interval is unbounded on one side"
         else:
-            pieces = [(est + self.fpc * (lo - est), est + self.fpc * (hi - est)) for lo, hi in w.pieces]
+            pieces = [(_methods.shrink(est, lo, self.fpc), _methods.shrink(est, hi, self.fpc)) for lo, hi in w.pieces]
             ci = ConfidenceInterval(pieces[0][0], pieces[-1][1])
             extra.update(pieces=pieces, connected=w.connected)
             if not w.connected:
@@ -447,42 +421,30 @@ class _Ctx:
                         estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
                         resampling_unit="document (weights)", notes=tuple(notes), extra=extra)
 
-    def percentile(self, estimand, est, theta, draws: BootstrapDraws) -> Interval:
-        extra = {"replicates": draws.replicates}
-        reason = None if self.census else self.flat_reason
-        ci = None
-        if reason is None:
-            lo, hi = np.quantile(theta, [self.alpha / 2.0, 1.0 - self.alpha / 2.0])
-            # with the FPC, replicate deviations are shrunk by sqrt(1 - f) around the estimate
-            ci = ConfidenceInterval(est + self.fpc * (lo - est), est + self.fpc * (hi - est))
-        return Interval(estimand=estimand, method="percentile", label="percentile bootstrap by document",
-                        estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
-                        resampling_unit="document",
-                        notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
+
+def _row(x):
+    """Row 0 of a batch result as a float (None stays None)."""
+    return None if x is None else float(np.asarray(x).reshape(-1)[0])
 
 
-def _draw_arrays(draws: BootstrapDraws) -> dict:
-    """The replicate statistics as a batch of one (arrays ``(1, B)``)."""
-    return {key: getattr(draws, key)[None, :] for key in ("micro", "micro_se", "micro_se_cr2", "micro_df",
-                                                           "macro", "macro_se", "degenerate")}
-
-
-def _baselines(ctx: _Ctx, n, s, q, N: float, R: float, n_eff: float) -> list[Interval]:
+def _baselines(ctx: _Ctx, res, has_q: bool, N: float) -> list[Interval]:
     """Wald iid (every chunk a case) and Wald with effective n = N / DEFF: shown to warn only."""
-    if q is None:
+    if not has_q:
         why = ("needs the sums of squared scores (q)",)
-        return [ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", R, None, notes=why),
-                ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", R, None, notes=why)]
-    v = max(float(q.sum()) / N - R * R, 0.0)  # chunk-level variance, /N; = p(1-p) for 0/1 scores
-    iid = ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", R, math.sqrt(v / N),
-                notes=("contrast baseline: treats every chunk as an independent case",),
-                extra={"n": N})
-    if math.isfinite(n_eff) and n_eff > 0:
-        eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", R, math.sqrt(v / n_eff),
+        R = _row(res["micro.cr1"].estimate)
+        return [Interval(estimand="micro", method=m, label=label, estimate=R, level=ctx.level, reason=why[0],
+                         role="baseline", notes=why)
+                for m, label in (("wald_iid", "Wald iid (chunks as cases)"),
+                                 ("wald_eff_n", "Wald, effective n = N/DEFF"))]
+    iid = ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", res["micro.wald_iid"],
+                notes=("contrast baseline: treats every chunk as an independent case",), extra={"n": N})
+    r = res["micro.wald_eff_n"]
+    if int(r.code[0]) != _methods.NO_VARIANCE:
+        eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", r,
                     notes=("contrast baseline: N/DEFF used as if it were independent cases",),
-                    extra={"n_eff": n_eff})
+                    extra={"n_eff": _row(r.extra["n_eff"])})
     else:
-        eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", R, None,
+        eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", r,
                     notes=("effective n undefined (design effect not positive or not available)",))
     return [iid, eff]
 

@@ -341,3 +341,137 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
         extra={"base": lgm, "calibrated_low": ulo, "calibrated_high": uhi,
                "degenerate_fraction": 1.0 - np.mean(use, axis=-1)}, true_scale=lgm)
     return out
+
+
+# ---------------------------------------------------------------------- every single-system method
+NO_VARIANCE = 9      # no variance available (a baseline without q, or an undefined design effect)
+
+
+def z_interval(est, se, alpha):
+    """``est +- z(1 - alpha/2) se`` (the contrast baselines): ``(low, high, code)``; NO_VARIANCE
+    where ``se`` is NaN or infinite, ZERO_SE where it is not positive."""
+    est, se = np.broadcast_arrays(np.asarray(est, dtype=float), np.asarray(se, dtype=float))
+    code = _codes([~np.isfinite(se), ~(se > 0)], [NO_VARIANCE, ZERO_SE], est.shape)
+    good = code == OK
+    half = _special().ndtri(1.0 - alpha / 2.0) * se
+    return np.where(good, est - half, np.nan), np.where(good, est + half, np.nan), code
+
+
+def percentile(est, theta, fpc, alpha, flat):
+    """Percentile bootstrap by document: the ``alpha/2`` and ``1 - alpha/2`` quantiles of the
+    replicates ``theta`` (``(..., B)``), their deviations from ``est`` shrunk by ``fpc``.
+    ``(low, high, code)``."""
+    plo, phi = quantile_pair(theta, (alpha / 2.0, 1.0 - alpha / 2.0))
+    code = _codes([flat], [FLAT], np.shape(est))
+    good = code == OK
+    return np.where(good, est + fpc * (plo - est), np.nan), np.where(good, est + fpc * (phi - est), np.nan), code
+
+
+def shrink(est, x, fpc):
+    """``est + fpc (x - est)``: an end of a resampling interval with the finite population factor."""
+    return est + fpc * (x - est)
+
+
+def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds=None, k: int = 0,
+                binary=False, bounded=False, difference: bool = False, pair_bounded=False, wild: bool = True):
+    """Every interval of :func:`perdoc.estimate` for a batch of simple random samples of documents.
+
+    ``n``, ``s``, ``q`` (or None): working sums ``(rows, K)`` (``2^k`` times the true ones);
+    ``fpc``: the finite population factor ``sqrt(1 - K/M)``; ``replicates``: bootstrap replicates
+    and wild draws (0: none), ``seeds`` one per row; ``binary``: the metric is 0/1 (Korn-Graubard,
+    logit, Wilson); ``bounded``: per row, the metric is bounded in [0, 1]; ``difference`` and
+    ``pair_bounded``: paired differences (see :func:`transformed_methods`). ``wild=False`` leaves
+    the wild bootstrap to the caller (:func:`perdoc.wild.wild_interval`).
+
+    Returns ``(results, draws)``: ``{"micro.cr2": MethodResult, ...}`` and the bootstrap replicate
+    statistics (:func:`perdoc.bootstrap.bootstrap_batch`, or None). Results are on the working
+    scale except where ``true_scale`` says otherwise.
+    """
+    from . import micro as _micro
+    from .bootstrap import bootstrap_batch
+    from .bounded import intervals as bounded_intervals
+    from .diagnostics import icc_anova
+    from .macro import macro_mean, var_macro
+    ld = _micro.ldexp
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    rows, K = n.shape
+    alpha = 1.0 - level
+    N = n.sum(axis=-1)
+    R = _micro.ratio(n, s)
+    r = s / n
+    rbar = macro_mean(n, s)
+    flat = np.all(r == r[:, :1], axis=-1)
+    v1 = _micro.var_cr1(n, s)
+    se1 = np.sqrt(v1) * fpc
+    se2 = np.sqrt(_micro.var_cr2(n, s)) * fpc
+    se3 = np.sqrt(_micro.var_cr3(n, s)) * fpc
+    df_bm = _micro.df_bell_mccaffrey(n)
+    dfK = np.full(rows, K - 1.0)
+    out = {}
+
+    def t(name, est, se, df):
+        lo, hi, code = t_interval(est, se, df, alpha, flat)
+        out[name] = MethodResult(est, lo, hi, code, se=se, df=df)
+
+    t("micro.cr1", R, se1, dfK)
+    t("micro.cr2", R, se2, df_bm)
+    if q is not None:
+        t("micro.cr2_ik", R, se2, _micro.df_imbens_kolesar(n, s, q))
+    t("micro.cr3", R, se3, dfK)
+    # Korn-Graubard, logit, Wilson (a 0/1 metric): on the true scale, from the CR1 variance
+    p = ld(R, -k)
+    V = ld(v1, -2 * k) * fpc**2
+    se_true = ld(np.sqrt(v1 * fpc**2), -k)
+    ivs, fb = bounded_intervals(p, V, N, dfK, alpha)
+    binary = np.broadcast_to(np.asarray(binary, dtype=bool), (rows,))
+    for m, (lo, hi) in ivs.items():
+        code = np.where(binary, np.int8(OK), np.int8(NOT_APPLICABLE))
+        out[f"micro.{m}"] = MethodResult(p, np.where(binary, lo, np.nan), np.where(binary, hi, np.nan), code,
+                                         se=se_true, df=dfK, extra={"fallback": fb}, true_scale=True)
+    # contrast baselines (they need q)
+    if q is not None:
+        v = np.maximum(q.sum(axis=-1) / N - R * R, 0.0)  # chunk-level variance, /N; p(1-p) for 0/1 scores
+        se_iid = np.sqrt(v / N) * fpc
+        lo, hi, code = z_interval(R, se_iid, alpha)
+        out["micro.wald_iid"] = MethodResult(R, lo, hi, code, se=se_iid, extra={"n": N})
+        icc = icc_anova(n, s, q)
+        deff = 1.0 + (np.sum(n * n, axis=-1) / N - 1.0) * icc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_eff = np.where(deff > 0, N / deff, np.nan)
+            se_eff = np.where(np.isfinite(n_eff) & (n_eff > 0), np.sqrt(v / n_eff) * fpc, np.nan)
+        lo, hi, code = z_interval(R, se_eff, alpha)
+        out["micro.wald_eff_n"] = MethodResult(R, lo, hi, code, se=se_eff, extra={"n_eff": n_eff})
+    se_m = np.sqrt(var_macro(n, s)) * fpc
+    t("macro.t", rbar, se_m, dfK)
+    draws = None
+    if replicates:
+        draws = bootstrap_batch(n, s, seeds, replicates)
+        deg = draws["degenerate"]
+        frac = np.mean(deg, axis=-1)
+        for estimand, est, se, theta, se_star in (("micro", R, se1, draws["micro"], draws["micro_se"]),
+                                                  ("macro", rbar, se_m, draws["macro"], draws["macro_se"])):
+            lo, hi, code = bootstrap_t(est, se, theta, se_star, deg, alpha, flat)
+            out[f"{estimand}.bootstrap_t"] = MethodResult(est, lo, hi, code, se=se,
+                                                          extra={"degenerate_fraction": frac})
+            lo, hi, code = percentile(est, theta, fpc, alpha, flat)
+            out[f"{estimand}.percentile"] = MethodResult(est, lo, hi, code)
+        if wild:
+            out["micro.wild"] = wild_result(n, s, R, seeds, replicates, level, fpc, flat)
+    out.update(transformed_methods(n, s, R=R, se1=se1, se2=se2, df_bm=df_bm, rbar=rbar, se_m=se_m, fpc=fpc,
+                                   alpha=alpha, flat=flat, k=k, bounded=bounded, difference=difference,
+                                   pair_bounded=pair_bounded, draws=draws))
+    return out, draws
+
+
+def wild_result(n, s, R, seeds, replicates, level, fpc, flat) -> MethodResult:
+    """The wild cluster bootstrap sets of a batch (:func:`perdoc.wild.wild_batch`), their deviations
+    from ``R`` shrunk by ``fpc``; ``extra["pieces"] = (row, low, high)``."""
+    from .wild import wild_batch
+    w = wild_batch(n, s, seeds, B=replicates, level=level, run=~flat)
+    prow, plo, phi = w.pieces
+    Rp = R[prow]
+    code = _codes([flat, w.whole, np.isnan(w.low)], [FLAT, UNBOUNDED, ZERO_SE], R.shape)
+    return MethodResult(R, shrink(R, w.low, fpc), shrink(R, w.high, fpc), code,
+                        extra={"pieces": (prow, shrink(Rp, plo, fpc), shrink(Rp, phi, fpc)), "min_p": w.min_p,
+                               "weights": w.weights, "enumerated": w.enumerated, "draws": w.draws})

@@ -3,7 +3,10 @@
 Notation (methods.md): K documents, ``n_d`` measurements and score sum ``s_d`` in document d,
 ``N = sum n_d``, ``R = sum s_d / N``, ratio residual ``u_d = s_d - R n_d``, leverage ``h_d = n_d / N``.
 
-All functions take plain numpy arrays and return plain floats; they never read, print or round.
+Every estimator takes arrays whose last axis runs over the documents, ``(..., K)``, and reduces over
+that axis only: one sample (1-D arrays) gives plain floats, a batch of samples (the coverage
+simulation, :mod:`perdoc.simulate`) gives arrays over the leading axes, and a sample gives the same
+bits alone or in a batch. They never read, print or round.
 """
 
 from __future__ import annotations
@@ -63,31 +66,42 @@ def _exponent_of_power_of_two(x: float) -> int:
     return e - 1
 
 
-def ratio(n: np.ndarray, s: np.ndarray) -> float:
+def _out(x):
+    """A float for one sample (0-d result), the array for a batch."""
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def _f(x) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def ratio(n: np.ndarray, s: np.ndarray):
     """Micro mean ``R = sum s_d / sum n_d``: the rate of a chunk drawn at random."""
-    return float(s.sum() / n.sum())
+    return _out(_f(s).sum(axis=-1) / _f(n).sum(axis=-1))
 
 
-def residuals(n: np.ndarray, s: np.ndarray, R: float | None = None) -> np.ndarray:
+def residuals(n: np.ndarray, s: np.ndarray, R=None) -> np.ndarray:
     """Ratio residuals ``u_d = s_d - R n_d`` (the linearisation of the ratio estimator)."""
+    n, s = _f(n), _f(s)
     if R is None:
         R = ratio(n, s)
-    return s - R * n
+    return s - np.asarray(R, dtype=float)[..., None] * n
 
 
-def var_cr1(n: np.ndarray, s: np.ndarray) -> float:
+def var_cr1(n: np.ndarray, s: np.ndarray):
     """CR1 variance ``K/(K-1) * sum u_d^2 / N^2``.
 
     Equals R's ``survey::svyratio`` under one-stage cluster sampling (no FPC) and
     ``clubSandwich::vcovCR(lm(y ~ 1), type = "CR1")``.
     """
-    K = n.size
-    N = n.sum()
+    n, s = _f(n), _f(s)
+    K = n.shape[-1]
+    N = n.sum(axis=-1)
     u = residuals(n, s)
-    return float(K / (K - 1) * np.sum(u * u) / N**2)
+    return _out(K / (K - 1) * np.sum(u * u, axis=-1) / N**2)
 
 
-def var_cr2(n: np.ndarray, s: np.ndarray) -> float:
+def var_cr2(n: np.ndarray, s: np.ndarray):
     """CR2 (Bell-McCaffrey bias-reduced) variance ``sum u_d^2 / (1 - h_d) / N^2``.
 
     For an intercept-only model the adjustment matrix of document d is ``(I - J/N)^{-1/2}`` and the
@@ -95,24 +109,26 @@ def var_cr2(n: np.ndarray, s: np.ndarray) -> float:
     Oracle: ``clubSandwich::vcovCR(lm(y ~ 1), cluster = doc, type = "CR2")``.
     Written as ``u_d^2 * N / (N - n_d)`` so that ``1 - h_d`` is never formed by subtraction from 1.
     """
-    N = n.sum()
+    n, s = _f(n), _f(s)
+    N = n.sum(axis=-1)
     u = residuals(n, s)
-    return float(np.sum(u * u * (N / _rest(n))) / N**2)
+    return _out(np.sum(u * u * (N[..., None] / _rest(n)), axis=-1) / N**2)
 
 
-def var_cr3(n: np.ndarray, s: np.ndarray) -> float:
+def var_cr3(n: np.ndarray, s: np.ndarray):
     """CR3 variance ``sum u_d^2 / (1 - h_d)^2 / N^2`` (clubSandwich's "CR3", no (K-1)/K factor).
 
-    ``(K-1)/K`` times this is the leave-one-document-out jackknife variance, because
+    ``(K-1)/K`` times this is the leave-one-document-out jackknife variance (about ``R``), because
     ``R_(-d) - R = -u_d / (N - n_d)``.
     """
-    N = n.sum()
+    n, s = _f(n), _f(s)
+    N = n.sum(axis=-1)
     u = residuals(n, s)
-    w = N / _rest(n)
-    return float(np.sum(u * u * w * w) / N**2)
+    w = N[..., None] / _rest(n)
+    return _out(np.sum(u * u * w * w, axis=-1) / N**2)
 
 
-def df_bell_mccaffrey(n: np.ndarray) -> float:
+def df_bell_mccaffrey(n: np.ndarray):
     """Bell-McCaffrey degrees of freedom for CR2 (independence working model), O(K).
 
     ``df = N^2 / (sum n_d^2 + sum_{d != e} q_d q_e)`` with ``q_d = n_d^2 / (N - n_d)``.
@@ -121,32 +137,35 @@ def df_bell_mccaffrey(n: np.ndarray) -> float:
     Properties: ``1 <= df <= K - 1``; ``K - 1`` for equal sizes; ``1`` for ``K = 2``; depends on the
     sizes only. Oracle: ``clubSandwich::coef_test(..., vcov = "CR2", test = "Satterthwaite")``.
     """
-    n = np.asarray(n, dtype=float)
-    N = n.sum()
-    q = np.sort(n * n / _rest(n))
-    prefix = np.concatenate(([0.0], np.cumsum(q)[:-1]))  # q_1 + ... + q_{d-1}, never by subtraction
-    cross = 2.0 * np.sum(q * prefix)
-    return float(N * N / (np.sum(n * n) + cross))
+    n = _f(n)
+    N = n.sum(axis=-1)
+    q = np.sort(n * n / _rest(n), axis=-1)
+    z = np.zeros(q.shape[:-1] + (1,))
+    prefix = np.concatenate((z, np.cumsum(q, axis=-1)[..., :-1]), axis=-1)  # never by subtraction
+    cross = 2.0 * np.sum(q * prefix, axis=-1)
+    return _out(N * N / (np.sum(n * n, axis=-1) + cross))
 
 
-def moulton(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> tuple[float, float]:
+def moulton(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     """Moulton (1986) moment estimates ``(sigma_eps^2, rho)`` from chunk residuals ``y_i - R``.
 
     As in Kolesar's ``dfadjust`` (defaults): ``ssr = sum_i (y_i - R)^2 = Q - R S``;
     ``rho = (sum_d u_d^2 - ssr) / (sum n_d^2 - N)`` (0 when every document has one chunk; not
     truncated at 0); ``sigma_eps^2 = max(ssr / N - rho, 0)``.
     """
-    N = n.sum()
-    R = s.sum() / N
-    u = s - R * n
-    ssr = max(float(q.sum() - R * s.sum()), 0.0)
-    den = float(np.sum(n * n) - N)
-    rho = (float(np.sum(u * u)) - ssr) / den if den > 0 else 0.0
-    sig = max(ssr / N - rho, 0.0)
-    return sig, rho
+    n, s, q = _f(n), _f(s), _f(q)
+    N = n.sum(axis=-1)
+    R = s.sum(axis=-1) / N
+    u = s - R[..., None] * n
+    ssr = np.maximum(q.sum(axis=-1) - R * s.sum(axis=-1), 0.0)
+    den = np.sum(n * n, axis=-1) - N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where(den > 0, (np.sum(u * u, axis=-1) - ssr) / den, 0.0)
+    sig = np.maximum(ssr / N - rho, 0.0)
+    return _out(sig), _out(rho)
 
 
-def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
+def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     """Imbens-Kolesar (2016) degrees of freedom for CR2 under a Moulton working model, O(K).
 
     The CR2 variance is ``V = sum_d (g_d'y)^2`` with ``g_d = a_d/N (1_d - h_d 1)`` and
@@ -163,17 +182,18 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
     ``w_d = a_d^2 h_d^2 = n_d^2 / (N (N - n_d))`` and ``c_d = alpha - beta n_d``, and is computed from
     leave-one-out sums (prefix plus suffix sums), so no K x K matrix is formed.
     Oracle: a dense implementation of the definition (tests/oracle/oracle.R), which reduces to the
-    Bell-McCaffrey df when ``rho = 0``.
+    Bell-McCaffrey df when ``rho = 0``. NaN where ``tr(P^2)`` is not positive.
     """
-    n = np.asarray(n, dtype=float)
+    n = _f(n)
     sig, rho = moulton(n, s, q)
     # the df is scale-free, but its traces hold fourth powers of the scores: bring the moments to
     # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
-    sig, rho = normalise_moments(sig, rho)
-    N = n.sum()
+    sig, rho = normalise_moments(np.asarray(sig), np.asarray(rho))
+    sig, rho = np.asarray(sig)[..., None], np.asarray(rho)[..., None]
+    N = n.sum(axis=-1)[..., None]
     rest = _rest(n)
     h = n / N
-    S2 = float(np.sum(n * n))
+    S2 = np.sum(n * n, axis=-1)[..., None]
     diag = sig * n + rho * (n * n * rest / N + h * h * _loo(n * n) * N / rest)
     w = n * n / (N * rest)
     alpha = rho * S2 - sig * N
@@ -183,12 +203,11 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> float:
     W_o = _loo(w)
     Wn_o = _loo(w * n)
     Wnn_o = _loo(w * n * n)
-    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o))
-    trace = float(np.sum(diag))
-    trace_sq = float(np.sum(diag * diag) + off)
-    if trace_sq <= 0.0:
-        return float("nan")
-    return trace * trace / trace_sq
+    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o), axis=-1)
+    trace = np.sum(diag, axis=-1)
+    trace_sq = np.sum(diag * diag, axis=-1) + off
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _out(np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan))
 
 
 def normalise_moments(sig, rho):

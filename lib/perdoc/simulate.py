@@ -54,10 +54,13 @@ infinite interval ranks after every method that never did (ties: the order of th
 When no method qualifies, ``recommended`` is None and the note says so and names the best available
 method (highest coverage) with its coverage.
 
-Speed: repetitions are processed in blocks (arrays of shape ``(block, k)``) and every formula is
-vectorised across them; the document bootstrap and the wild bootstrap are vectorised across
-repetitions x replicates, and the wild bootstrap's test inversion bisects all repetitions of a
-block at once. Repetition ``i`` uses its own seed ``seeds[i]`` for the bootstrap and the wild
+Speed: repetitions are processed in blocks (arrays of shape ``(block, k)``) and every method runs
+on the whole block at once, through the same batch implementation :func:`perdoc.estimate` uses
+with a batch of one sample (:func:`perdoc.methods.srs_methods`, :mod:`perdoc.micro`,
+:mod:`perdoc.bootstrap`, :mod:`perdoc.wild`, :mod:`perdoc.designs`): there is no second copy of
+any formula here. The document bootstrap and the wild bootstrap are vectorised across
+repetitions x replicates, and the wild bootstrap's test inversion runs all repetitions of a block
+at once. Repetition ``i`` uses its own seed ``seeds[i]`` for the bootstrap and the wild
 weights, exactly as ``perdoc.estimate(sample_i, ..., seed=seeds[i])`` would, so every interval of
 every repetition can be reproduced by the library itself (:func:`rep_intervals` returns them with
 the sampled documents and the seeds). Results do not depend on the block size.
@@ -71,12 +74,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from scipy import special
 
-from . import bootstrap as _bootstrap
+from . import designs as _designs
 from . import methods as _methods
 from . import micro as _micro
-from . import wild as _wild
 from .compare import PairTable
 from .errors import ParameterError
 from .results import _num
@@ -585,357 +586,55 @@ class _Plan:
                                 notes=tuple(self.notes))
 
 
-# ====================================================================== vectorised helpers (rows = reps)
-def _loo(x: np.ndarray) -> np.ndarray:
-    """Row-wise leave-one-out sums from prefix and suffix sums (as perdoc.micro._loo)."""
-    z = np.zeros((x.shape[0], 1))
-    prefix = np.concatenate((z, np.cumsum(x, axis=1)[:, :-1]), axis=1)
-    suffix = np.concatenate((np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:], z), axis=1)
-    return prefix + suffix
-
-
-def _df_bell_mccaffrey(n, N, rest):
-    q = np.sort(n * n / rest, axis=1)
-    prefix = np.concatenate((np.zeros((n.shape[0], 1)), np.cumsum(q, axis=1)[:, :-1]), axis=1)
-    cross = 2.0 * np.sum(q * prefix, axis=1)
-    return N * N / (np.sum(n * n, axis=1) + cross)
-
-
-def _df_imbens_kolesar(n, s, q, N, R, u, rest):
-    # Moulton moments (perdoc.micro.moulton), row-wise
-    ssr = np.maximum(q.sum(1) - R * s.sum(1), 0.0)
-    den = np.sum(n * n, axis=1) - N
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho = np.where(den > 0, (np.sum(u * u, axis=1) - ssr) / den, 0.0)
-    sig = np.maximum(ssr / N - rho, 0.0)
-    sig, rho = _micro.normalise_moments(sig, rho)  # as perdoc.micro.df_imbens_kolesar
-    Nc, sigc, rhoc = N[:, None], sig[:, None], rho[:, None]
-    h = n / Nc
-    S2 = np.sum(n * n, axis=1)[:, None]
-    diag = sigc * n + rhoc * (n * n * rest / Nc + h * h * _loo(n * n) * Nc / rest)
-    w = n * n / (Nc * rest)
-    alpha = rhoc * S2 - sigc * Nc
-    beta = rhoc * Nc
-    c = alpha - beta * n
-    W_o, Wn_o, Wnn_o = _loo(w), _loo(w * n), _loo(w * n * n)
-    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o), axis=1)
-    trace = np.sum(diag, axis=1)
-    trace_sq = np.sum(diag * diag, axis=1) + off
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan)
-
-
-def _icc_anova(n, s, q, K, N, R):
-    r = s / n
-    ssb = np.sum(n * (r - R[:, None]) ** 2, axis=1)
-    ssw = np.sum(np.maximum(q - s * s / n, 0.0), axis=1)
-    msb = ssb / (K - 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        msw = ssw / (N - K)
-        n0 = (N - np.sum(n * n, axis=1) / N) / (K - 1)
-        den = msb + (n0 - 1) * msw
-        icc = np.where(den == 0, 0.0, (msb - msw) / den)
-    return np.where(N <= K, np.nan, icc)
-
-
-def _t_ci(est, se, df, alpha, ok):
-    """t interval where ``ok`` and se > 0 finite and df > 0 finite; NaN elsewhere."""
-    good = ok & (se > 0) & np.isfinite(se) & (df > 0) & np.isfinite(df)
-    with np.errstate(invalid="ignore"):
-        half = special.stdtrit(np.where(good, df, 1.0), 1.0 - alpha / 2.0) * se
-    return np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
-
-
-def _z_ci(est, se, alpha):
-    good = np.isfinite(se) & (se > 0)
-    half = special.ndtri(1.0 - alpha / 2.0) * se
-    return np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
-
-
-def _expit(x):
-    with np.errstate(over="ignore"):
-        e = np.exp(np.where(x >= 0, -x, x))
-        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def _bounded(p, V, n, df, alpha):
-    """Korn-Graubard, logit and Wilson intervals (perdoc.bounded), row-wise, with the Clopper-Pearson
-    fallback where p is 0 or 1 or V is not positive."""
-    fb = ~((p > 0.0) & (p < 1.0)) | ~((V > 0) & np.isfinite(V))
-    # Clopper-Pearson fallback
-    x = n * p
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cp_lo = np.where(x <= 0, 0.0, special.betaincinv(x, n - x + 1, alpha / 2))
-        cp_hi = np.where(x >= n, 1.0, special.betaincinv(x + 1, n - x, 1 - alpha / 2))
-        pp = np.where(fb, 0.5, p)
-        VV = np.where(fb, 1.0, V)
-        out = {}
-        n_eff = pp * (1 - pp) / VV * (special.stdtrit(n - 1, alpha / 2) / special.stdtrit(df, alpha / 2)) ** 2
-        lo = special.betaincinv(n_eff * pp, n_eff * (1 - pp) + 1, alpha / 2)
-        hi = special.betaincinv(n_eff * pp + 1, n_eff * (1 - pp), 1 - alpha / 2)
-        out["korn_graubard"] = (lo, hi)
-        t = special.stdtrit(df, 1 - alpha / 2)
-        half = t * np.sqrt(VV) / (pp * (1 - pp))
-        centre = np.log(pp / (1 - pp))
-        out["logit"] = (_expit(centre - half), _expit(centre + half))
-        n_eff = pp * (1 - pp) / VV
-        t2 = t * t
-        den = 1 + t2 / n_eff
-        centre = (pp + t2 / (2 * n_eff)) / den
-        half = t / den * np.sqrt(pp * (1 - pp) / n_eff + t2 / (4 * n_eff * n_eff))
-        out["wilson"] = (centre - half, centre + half)
-    return {m: (np.where(fb, cp_lo, lo), np.where(fb, cp_hi, hi)) for m, (lo, hi) in out.items()}
-
-
-def _quantile_pair(x, probs):
-    """``np.quantile(row[~isnan(row)], probs)`` (linear) for every row; NaN where a row has no value."""
-    xs = np.sort(x, axis=1)  # NaN last
-    m = np.sum(~np.isnan(x), axis=1)
-    rows = np.arange(x.shape[0])
-    out = []
-    for pr in probs:
-        virtual = (m - 1) * pr
-        prev = np.floor(virtual)
-        above = virtual >= m - 1
-        prev_i = np.where(above, m - 1, prev).astype(np.intp)
-        next_i = np.where(above, m - 1, prev + 1).astype(np.intp)
-        prev_i = np.clip(prev_i, 0, None)
-        next_i = np.clip(next_i, 0, None)
-        gamma = virtual - np.where(above, -1.0, prev)
-        a, b = xs[rows, prev_i], xs[rows, next_i]
-        with np.errstate(invalid="ignore"):
-            diff = b - a
-            res = a + diff * gamma
-            res = np.where(gamma >= 0.5, b - diff * (1 - gamma), res)
-        out.append(np.where(m > 0, res, np.nan))
-    return out
-
-
 # ====================================================================== simple random sampling
 def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0, bounded=None, difference=False,
                pair_bounded=False):
     """Every interval of ``perdoc.estimate(sample, population_size=M, replicates=B, seed=seed)``
-    for each row of the (reps, k) arrays."""
+    for each row of the (reps, k) arrays: the library's own batch implementation
+    (:func:`perdoc.methods.srs_methods`), results brought to the working scale."""
     nb, K = n.shape
-    alpha = 1.0 - level
-    f = K / M
-    fpc = math.sqrt(1.0 - f)
-    N = n.sum(axis=1)
-    R = s.sum(axis=1) / N
-    r = s / n
-    rbar = np.mean(r, axis=1)
-    notflat = ~np.all(r == r[:, :1], axis=1)
-    u = s - R[:, None] * n
-    uu = np.sum(u * u, axis=1)
-    rest = _loo(n)
-    wgt = N[:, None] / rest
-    v1 = K / (K - 1) * uu / N**2
-    v2 = np.sum(u * u * wgt, axis=1) / N**2
-    v3 = np.sum(u * u * wgt * wgt, axis=1) / N**2
-    df_bm = _df_bell_mccaffrey(n, N, rest)
-    dfK = np.full(nb, K - 1.0)
-    se1, se2, se3 = np.sqrt(v1) * fpc, np.sqrt(v2) * fpc, np.sqrt(v3) * fpc
+    fpc = math.sqrt(1.0 - K / M)
+    res, _ = _methods.srs_methods(n, s, q, fpc=fpc, level=level, replicates=B, seeds=seeds, k=unit_exp,
+                                  binary=binary, bounded=np.zeros(nb, dtype=bool) if bounded is None else bounded,
+                                  difference=difference, pair_bounded=pair_bounded)
     est, low, high, pieces = {}, {}, {}, {}
-
-    def put(name, e, lohi):
-        est[name] = e
-        low[name], high[name] = lohi
-
-    put("micro.cr1", R, _t_ci(R, se1, dfK, alpha, notflat))
-    put("micro.cr2", R, _t_ci(R, se2, df_bm, alpha, notflat))
-    if "micro.cr2_ik" in methods:
-        df_ik = _df_imbens_kolesar(n, s, q, N, R, u, rest)
-        put("micro.cr2_ik", R, _t_ci(R, se2, df_ik, alpha, notflat))
-    put("micro.cr3", R, _t_ci(R, se3, dfK, alpha, notflat))
-    if binary:
-        V = v1 * fpc**2
-        # on the true scale (the intervals transform p), then back to the working one
-        k = unit_exp
-        for m, (blo, bhi) in _bounded(_micro.ldexp(R, -k), _micro.ldexp(V, -2 * k), N, dfK, alpha).items():
-            put(f"micro.{m}", R, (_micro.ldexp(blo, k), _micro.ldexp(bhi, k)) if k else (blo, bhi))
-    var_m = np.var(r, axis=1, ddof=1) / K
-    se_m = np.sqrt(var_m) * fpc
-    put("macro.t", rbar, _t_ci(rbar, se_m, dfK, alpha, notflat))
-    if q is not None:
-        v = np.maximum(q.sum(axis=1) / N - R * R, 0.0)
-        put("micro.wald_iid", R, _z_ci(R, np.sqrt(v / N) * fpc, alpha))
-        icc = _icc_anova(n, s, q, K, N, R)
-        deff = 1.0 + (np.sum(n * n, axis=1) / N - 1.0) * icc
-        with np.errstate(invalid="ignore", divide="ignore"):
-            n_eff = np.where(deff > 0, N / deff, np.nan)
-            se_eff = np.where(np.isfinite(n_eff) & (n_eff > 0), np.sqrt(v / n_eff) * fpc, np.nan)
-        put("micro.wald_eff_n", R, _z_ci(R, se_eff, alpha))
-    if B:
-        probs = (alpha / 2.0, 1.0 - alpha / 2.0)
-        bt = _bootstrap_block(n, s, r, R, rbar, u, seeds, B)
-        for estimand, e, se, theta, se_star in (("micro", R, se1, bt["micro"], bt["micro_se"]),
-                                                 ("macro", rbar, se_m, bt["macro"], bt["macro_se"])):
-            with np.errstate(invalid="ignore", divide="ignore"):
-                tstar = np.where(bt["degenerate"], np.nan, (theta - e[:, None]) / se_star)
-            qlo, qhi = _quantile_pair(tstar, probs)
-            ok = notflat & (se > 0) & np.isfinite(se) & ~np.isnan(qlo) & (qhi > qlo)  # no spread: no interval
-            put(f"{estimand}.bootstrap_t", e, (np.where(ok, e - qhi * se, np.nan), np.where(ok, e - qlo * se, np.nan)))
-            plo, phi = _quantile_pair(theta, probs)
-            put(f"{estimand}.percentile", e, (np.where(notflat, e + fpc * (plo - e), np.nan),
-                                              np.where(notflat, e + fpc * (phi - e), np.nan)))
-        wlo, whi, (prow, plo, phi) = _wild_block(n, s, seeds, B, level, notflat)
-        put("micro.wild", R, (R + fpc * (wlo - R), R + fpc * (whi - R)))
-        Rp = R[prow]
-        pieces["micro.wild"] = (prow, Rp + fpc * (plo - Rp), Rp + fpc * (phi - Rp))
-    if bounded is None:
-        bounded = np.zeros(nb, dtype=bool)
-    new = _methods.transformed_methods(
-        n, s, R=R, se1=se1, se2=se2, df_bm=df_bm, rbar=rbar, se_m=se_m, fpc=fpc, alpha=alpha, flat=~notflat,
-        k=unit_exp, bounded=bounded, difference=difference, pair_bounded=pair_bounded, draws=bt if B else None)
-    for name, res in new.items():
-        if name in methods:  # true-scale results back to the working scale
-            ts = res.true_scale
-            w = (lambda x: np.where(ts, _micro.ldexp(x, unit_exp), x)) if unit_exp else (lambda x: x)  # noqa: E731
-            put(name, w(res.estimate), (w(res.low), w(res.high)))
-    return ({m: est[m] for m in methods}, {m: low[m] for m in methods}, {m: high[m] for m in methods},
-            {m: v for m, v in pieces.items() if m in methods})
-
-
-def _bootstrap_block(n, s, r, R, rbar, u, seeds, B):
-    """perdoc.bootstrap.document_bootstrap for every row, each with its own seed."""
-    nb, K = n.shape
-    rows = max(1, int(_bootstrap.BLOCK_ELEMS) // K)
-    idx = np.empty((nb, B, K), dtype=np.int64)
-    for i, sd in enumerate(seeds):
-        rng = np.random.default_rng(int(sd))
-        for start in range(0, B, rows):
-            b = min(rows, B - start)
-            idx[i, start:start + b] = rng.integers(0, K, size=(b, K))
-    e = r - rbar[:, None]
-    Z = np.stack([n, u, u * u, u * n, n * n, e, e * e], axis=2)  # (nb, K, 7)
-    flat = idx + (np.arange(nb * B, dtype=np.int64) * K).reshape(nb, B, 1)
-    counts = np.bincount(flat.ravel(), minlength=nb * B * K).reshape(nb, B, K).astype(float)
-    del flat
-    m = np.matmul(counts, Z)
-    Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, 2, 0)
-    c1 = K / (K - 1)
-    delta = Su / Nb
-    micro_se2, micro_df = _bootstrap.replicate_cr2(counts, n, u, Nb, delta, Snn, np.argsort(n, axis=1, kind="stable"))
-    del counts
-    ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
-    micro = R[:, None] + delta
-    micro_se = np.sqrt(c1 * ss_u) / Nb
-    macro = rbar[:, None] + Se / K
-    macro_se = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
-    # rate classes per row (equal doubles = equal rates); degenerate: every drawn document in one class
-    order = np.argsort(r, axis=1, kind="stable")
-    rs = np.take_along_axis(r, order, axis=1)
-    cid = np.concatenate((np.zeros((nb, 1), dtype=np.int64), np.cumsum(rs[:, 1:] != rs[:, :-1], axis=1)), axis=1)
-    cls = np.empty_like(cid)
-    np.put_along_axis(cls, order, cid, axis=1)
-    drawn = np.take_along_axis(cls, idx.reshape(nb, B * K), axis=1).reshape(nb, B, K)
-    degenerate = np.all(drawn == drawn[:, :, :1], axis=2)
-    micro_se[degenerate] = 0.0
-    macro_se[degenerate] = 0.0
-    micro_se2[degenerate] = 0.0
-    return {"micro": micro, "micro_se": micro_se, "macro": macro, "macro_se": macro_se, "degenerate": degenerate,
-            "micro_se_cr2": micro_se2, "micro_df": micro_df}
-
-
-def _wild_block(n, s, seeds, B, level, notflat):
-    """perdoc.wild.wild_interval for every row (its own seed): the same per-draw sums (element-wise,
-    so each row's bits are those of the library's own call) and the same whole-set inversion.
-
-    Returns ``(low, high, pieces)`` before the FPC: ``low``/``high`` the hull, NaN when there is no
-    interval, -inf/+inf when the set is the whole line; ``pieces = (row, low, high)``, one entry per
-    piece (the whole line is one piece from -inf to inf)."""
-    nb, K = n.shape
-    values, _, enumerated = _wild._scheme(K, "auto", B)
-    if enumerated:
-        Wall = np.vstack(list(_wild._weight_blocks(K, "auto", B, None)))
-        W = np.broadcast_to(Wall, (nb,) + Wall.shape)
-    else:
-        rows = max(1, int(_wild.BLOCK_ELEMS) // K)
-        W = np.empty((nb, B, K))
-        for i, sd in enumerate(seeds):
-            rng = np.random.default_rng(int(sd))
-            for start in range(0, B, rows):
-                b = min(rows, B - start)
-                W[i, start:start + b] = values[rng.integers(0, values.size, size=(b, K))]
-    D = W.shape[1]
-    N = n.sum(axis=1)
-    c1 = K / (K - 1)
-    R = s.sum(axis=1) / N
-    u = s - R[:, None] * n
-    se = np.sqrt(c1 * np.sum(u * u, axis=1)) / N
-    P, Q, a0, a1, a2, varies = _wild.DrawSums.block(W, n[:, None, :], u[:, None, :], N[:, None])
-    del W
-    const = np.sum(~varies, axis=1)
-    sums = _wild.DrawSums(P, Q, a0, a1, a2, varies, const=const, N=N, R=R, se=se, c1=c1, draws=D)
-    min_p = const / D
-    alpha = 1 - level
-    low = np.full(nb, np.nan)
-    high = np.full(nb, np.nan)
-    whole = notflat & (se != 0) & (min_p > alpha)
-    low[whole], high[whole] = -np.inf, np.inf
-    run = notflat & (se != 0) & ~(min_p > alpha)
-    prow, plo, phi = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
-    if run.any():
-        prow, plo, phi = _wild.invert(sums, alpha, run)
-        first = np.ones(prow.size, dtype=bool)
-        first[1:] = prow[1:] != prow[:-1]
-        last = np.ones(prow.size, dtype=bool)
-        last[:-1] = first[1:]
-        low[prow[first]] = plo[first]
-        high[prow[last]] = phi[last]
-    wr = np.flatnonzero(whole)
-    prow = np.concatenate([prow, wr])
-    plo = np.concatenate([plo, np.full(wr.size, -np.inf)])
-    phi = np.concatenate([phi, np.full(wr.size, np.inf)])
-    order = np.argsort(prow, kind="stable")
-    return low, high, (prow[order], plo[order], phi[order])
+    for name in methods:
+        r = res[name]
+        ts = r.true_scale
+        if unit_exp and np.any(ts):  # true-scale results back to the working scale
+            w = lambda x: np.where(ts, _micro.ldexp(x, unit_exp), x)  # noqa: E731
+        else:
+            w = lambda x: x  # noqa: E731
+        est[name], low[name], high[name] = w(r.estimate), w(r.low), w(r.high)
+        if "pieces" in r.extra:
+            pieces[name] = r.extra["pieces"]
+    return est, low, high, pieces
 
 
 # ====================================================================== other designs
 def _stratified_block(n, s, strata, level):
-    """perdoc.designs.stratified for every row; columns are grouped by stratum in sorted order."""
+    """perdoc.designs.stratified for every row (:func:`perdoc.designs.stratified_batch`); columns
+    are grouped by stratum in sorted order."""
     nb, K = n.shape
-    H = len(strata)
-    w = np.concatenate([np.full(k_h, M_h / k_h) for M_h, k_h in strata])
-    X = np.sum(w * n, axis=1)
-    Rc = np.sum(w * s, axis=1) / X
-    u = s - Rc[:, None] * n
-    r = s / n
-    Mtot = float(sum(M_h for M_h, _ in strata))
-    v_micro = np.zeros(nb)
-    v_macro = np.zeros(nb)
-    macro = np.zeros(nb)
-    j = 0
-    for M, k in strata:
-        sl = slice(j, j + k)
-        v_micro += M * M * (1 - k / M) * np.var(u[:, sl], axis=1, ddof=1) / k
-        v_macro += (M / Mtot) ** 2 * (1 - k / M) * np.var(r[:, sl], axis=1, ddof=1) / k
-        macro += M / Mtot * r[:, sl].mean(axis=1)
-        j += k
-    df = np.full(nb, float(K - H))
+    groups, j = [], 0
+    for M_h, k_h in strata:
+        groups.append((M_h, np.arange(j, j + k_h)))
+        j += k_h
+    Rc, se_micro, macro, se_macro, df = _designs.stratified_batch(n, s, groups)
     alpha = 1 - level
-    ok = np.ones(nb, dtype=bool)
-    mi = _t_ci(Rc, np.sqrt(v_micro) / X, df, alpha, ok)
-    ma = _t_ci(macro, np.sqrt(v_macro), df, alpha, ok)
+    flat = np.zeros(nb, dtype=bool)
+    dfs = np.full(nb, df)
+    mi = _methods.t_interval(Rc, se_micro, dfs, alpha, flat)[:2]
+    ma = _methods.t_interval(macro, se_macro, dfs, alpha, flat)[:2]
     return ({"micro.design": Rc, "macro.design": macro}, {"micro.design": mi[0], "macro.design": ma[0]},
             {"micro.design": mi[1], "macro.design": ma[1]})
 
 
 def _two_stage_block(n, s, Nd, M, level):
-    """perdoc.designs.two_stage for every row (binary scores: q = s)."""
+    """perdoc.designs.two_stage for every row (binary scores: q = s; :func:`perdoc.designs.two_stage_batch`)."""
     nb, K = n.shape
-    q = s
-    f1 = K / M
-    f2 = n / Nd
-    ybar = s / n
-    R2 = np.sum(Nd * ybar, axis=1) / np.sum(Nd, axis=1)
-    z = Nd * (ybar - R2[:, None])
-    Nbar = Nd.sum(axis=1) / K
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s2 = np.where(n > 1, np.maximum(q - s * s / n, 0.0) / (n - 1), 0.0)
-    within = np.where(f2 < 1, Nd**2 * (1 - f2) * s2 / n, 0.0)
-    v = ((1 - f1) * np.var(z, axis=1, ddof=1) / K + f1 / K**2 * np.sum(within, axis=1)) / Nbar**2
-    lo, hi = _t_ci(R2, np.sqrt(v), np.full(nb, K - 1.0), 1 - level, np.ones(nb, dtype=bool))
+    R2, se = _designs.two_stage_batch(n, s, s, Nd, M)
+    lo, hi = _methods.t_interval(R2, se, np.full(nb, K - 1.0), 1 - level, np.zeros(nb, dtype=bool))[:2]
     return {"micro.design": R2}, {"micro.design": lo}, {"micro.design": hi}
 
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["WildResult", "weights_matrix", "p_value", "wild_interval", "WEBB", "DrawSums", "invert"]
+__all__ = ["WildResult", "WildBatch", "weights_matrix", "p_value", "wild_interval", "wild_batch", "draw_sums",
+           "WEBB", "DrawSums", "invert"]
 
 WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
 MAX_ENUMERATE = 1 << 16
@@ -154,16 +155,102 @@ def wild_interval(n, s, level: float = 0.95, weights: str = "auto", B: int = 999
         f = lambda x: None if x is None else ldexp(x, -j)  # noqa: E731
         return WildResult(f(w.low), f(w.high), w.whole_line, w.weights, w.enumerated, w.draws, w.min_p,
                           pieces=[(f(a), f(b)) for a, b in w.pieces], connected=w.connected)
-    sums = DrawSums.from_blocks(n, s, _weight_blocks(K, weights, B, seed))
-    min_p, draws = float(sums.const[0]) / sums.draws, sums.draws
-    if sums.se[0] == 0:
-        return WildResult(None, None, False, wname, enumerated, draws, min_p)
-    if min_p > 1 - level:
+    w = wild_batch(n[None, :], s[None, :], [seed], B=B, level=level, weights=weights)
+    min_p, draws = float(w.min_p[0]), w.draws
+    if w.whole[0]:
         return WildResult(None, None, True, wname, enumerated, draws, min_p)
-    rows, lo, hi = invert(sums, 1 - level, np.ones(1, dtype=bool))
-    pieces = [(float(a), float(b)) for a, b in zip(lo, hi)]
+    prow, plo, phi = w.pieces
+    if prow.size == 0:  # zero standard error
+        return WildResult(None, None, False, wname, enumerated, draws, min_p)
+    pieces = [(float(a), float(b)) for a, b in zip(plo, phi)]
     return WildResult(pieces[0][0], pieces[-1][1], False, wname, enumerated, draws, min_p,
                       pieces=pieces, connected=len(pieces) == 1)
+
+
+@dataclass
+class WildBatch:
+    """The WCR confidence sets of a batch of samples (arrays over the rows). ``low``/``high``: the
+    hull, NaN where there is none (zero standard error, or a row not run), -inf/inf where the set is
+    the whole line (``whole``); ``pieces = (row, low, high)``, one entry per piece sorted by row and
+    position (a whole line is one piece from -inf to inf); ``min_p`` the smallest attainable p."""
+
+    low: np.ndarray
+    high: np.ndarray
+    whole: np.ndarray
+    pieces: tuple
+    min_p: np.ndarray
+    se: np.ndarray
+    weights: str
+    enumerated: bool
+    draws: int
+
+
+def draw_sums(n, s, seeds, B: int = 9999, weights: str = "auto") -> DrawSums:
+    """Per-draw sums of every sample of a batch (``n``, ``s``: ``(rows, K)``), each row with the
+    weights of its own seed (drawn in the blocks of :func:`_weight_blocks`, so a row's draws do not
+    depend on the batch); enumerated weights are shared by every row."""
+    n, s = np.asarray(n, float), np.asarray(s, float)
+    rows_n, K = n.shape
+    values, _, enumerated = _scheme(K, weights, B)
+    N = n.sum(axis=1)
+    c1 = K / (K - 1)
+    R = s.sum(axis=1) / N
+    u = s - R[:, None] * n
+    se = np.sqrt(c1 * np.sum(u * u, axis=1)) / N
+    nn, uu, NN = n[:, None, :], u[:, None, :], N[:, None]
+    parts = []
+    if enumerated:
+        for v in _weight_blocks(K, weights, B, None):
+            parts.append(DrawSums.block(np.broadcast_to(v, (rows_n,) + v.shape), nn, uu, NN))
+    else:
+        rngs = [np.random.default_rng(None if sd is None else int(sd)) for sd in seeds]
+        step = max(1, BLOCK_ELEMS // K)
+        for start in range(0, B, step):
+            b = min(step, B - start)
+            W = np.empty((rows_n, b, K))
+            for i, rng in enumerate(rngs):
+                W[i] = values[rng.integers(0, values.size, size=(b, K))]
+            parts.append(DrawSums.block(W, nn, uu, NN))
+            del W
+    P, Q, a0, a1, a2, varies = (np.concatenate([p[i] for p in parts], axis=1) for i in range(6))
+    const = np.sum(~varies, axis=1)
+    return DrawSums(P, Q, a0, a1, a2, varies, const=const, N=N, R=R, se=se, c1=c1, draws=P.shape[1])
+
+
+def wild_batch(n, s, seeds, B: int = 9999, level: float = 0.95, weights: str = "auto",
+               run=None) -> WildBatch:
+    """The WCR confidence set of every sample of a batch (rows of ``n``, ``s``), each with its own
+    seed; ``run`` (bool per row, default all) limits the inversion to some rows (the others get
+    NaN). One sample's set is the same alone or in a batch: per-draw sums are element-wise and the
+    inversion is row by row."""
+    n, s = np.asarray(n, float), np.asarray(s, float)
+    rows_n, K = n.shape
+    _, wname, enumerated = _scheme(K, weights, B)
+    sums = draw_sums(n, s, seeds, B, weights)
+    min_p = sums.const / sums.draws
+    alpha = 1 - level
+    run = np.ones(rows_n, dtype=bool) if run is None else np.asarray(run, dtype=bool)
+    low = np.full(rows_n, np.nan)
+    high = np.full(rows_n, np.nan)
+    whole = run & (sums.se != 0) & (min_p > alpha)
+    low[whole], high[whole] = -np.inf, np.inf
+    inv = run & (sums.se != 0) & ~(min_p > alpha)
+    prow, plo, phi = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+    if inv.any():
+        prow, plo, phi = invert(sums, alpha, inv)
+        first = np.ones(prow.size, dtype=bool)
+        first[1:] = prow[1:] != prow[:-1]
+        last = np.ones(prow.size, dtype=bool)
+        last[:-1] = first[1:]
+        low[prow[first]] = plo[first]
+        high[prow[last]] = phi[last]
+    wr = np.flatnonzero(whole)
+    prow = np.concatenate([prow, wr])
+    plo = np.concatenate([plo, np.full(wr.size, -np.inf)])
+    phi = np.concatenate([phi, np.full(wr.size, np.inf)])
+    order = np.argsort(prow, kind="stable")
+    return WildBatch(low=low, high=high, whole=whole, pieces=(prow[order], plo[order], phi[order]),
+                     min_p=min_p, se=sums.se, weights=wname, enumerated=enumerated, draws=sums.draws)
 
 
 # ====================================================================== test inversion, whole
@@ -224,21 +311,6 @@ class DrawSums:
         a2 = np.sum(beta * beta, axis=-1)
         varies = ~np.all(v == v[..., :1], axis=-1)
         return P, Q, a0, a1, a2, varies
-
-    @classmethod
-    def from_blocks(cls, n, s, blocks) -> "DrawSums":
-        """One sample, its weights drawn block by block (memory O(draws + block))."""
-        n, s = np.asarray(n, float), np.asarray(s, float)
-        K = n.size
-        N = n.sum()
-        R = s.sum() / N
-        u = s - R * n
-        c1 = K / (K - 1)
-        se = math.sqrt(c1 * np.sum(u * u)) / N
-        parts = [cls.block(v, n, u, N) for v in blocks]
-        P, Q, a0, a1, a2, varies = (np.concatenate([p[i] for p in parts])[None, :] for i in range(6))
-        return cls(P, Q, a0, a1, a2, varies, const=np.sum(~varies, axis=1), N=np.array([N]), R=np.array([R]),
-                   se=np.array([se]), c1=c1, draws=P.shape[1])
 
 
 def invert(sums: DrawSums, alpha: float, run: np.ndarray):

@@ -1,0 +1,190 @@
+"""Each interval method is implemented once: the same batch functions serve perdoc.estimate (a batch
+of one sample) and the coverage simulation (a block of samples), so a sample gives the same bits
+alone or in a batch, and the simulation's repetition i is exactly perdoc.estimate on sample i. Also:
+no import cycle among the modules of the package."""
+
+import ast
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perdoc import DocTable, estimate, macro, methods, micro
+from perdoc import simulate as sim
+from perdoc.bootstrap import bootstrap_batch, document_bootstrap
+from perdoc.compare import PairTable, compare
+from perdoc.diagnostics import icc_anova
+from perdoc.wild import wild_batch, wild_interval
+
+from conftest import make_table
+
+LIB = Path(__file__).resolve().parents[1] / "lib" / "perdoc"
+
+
+def batch(rows=7, K=9, seed=0, binary=True):
+    tabs = [make_table(K=K, seed=seed + i, binary=binary) for i in range(rows)]
+    return (np.stack([t.n for t in tabs]), np.stack([t.s for t in tabs]), np.stack([t.q for t in tabs]), tabs)
+
+
+# ====================================================================== batch = one sample, bit for bit
+@pytest.mark.parametrize("binary", [True, False])
+def test_estimators_batch_equals_one_sample(binary):
+    n, s, q, _ = batch(binary=binary)
+    funcs = {
+        "ratio": lambda n, s, q: micro.ratio(n, s),
+        "var_cr1": lambda n, s, q: micro.var_cr1(n, s),
+        "var_cr2": lambda n, s, q: micro.var_cr2(n, s),
+        "var_cr3": lambda n, s, q: micro.var_cr3(n, s),
+        "df_bm": lambda n, s, q: micro.df_bell_mccaffrey(n),
+        "df_ik": lambda n, s, q: micro.df_imbens_kolesar(n, s, q),
+        "jackknife": lambda n, s, q: micro.jackknife_bc(n, s)[0],
+        "jackknife_se": lambda n, s, q: micro.jackknife_bc(n, s)[1],
+        "macro_mean": lambda n, s, q: macro.macro_mean(n, s),
+        "var_macro": lambda n, s, q: macro.var_macro(n, s),
+        "icc": lambda n, s, q: icc_anova(n, s, q),
+    }
+    for name, f in funcs.items():
+        b = f(n, s, q)
+        assert isinstance(b, np.ndarray) and b.shape == (n.shape[0],), name
+        for i in range(n.shape[0]):
+            one = f(n[i], s[i], q[i])
+            assert isinstance(one, float), name
+            assert one == b[i] or (math.isnan(one) and math.isnan(b[i])), name
+
+
+def _same(a, b):
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+
+
+@pytest.mark.parametrize("B", [0, 99])
+def test_srs_methods_batch_equals_each_row(B):
+    n, s, q, tabs = batch(rows=5, K=7, seed=3)
+    seeds = [11, 12, 13, 14, 15]
+    kw = dict(fpc=math.sqrt(1 - 7 / 50), level=0.9, replicates=B, k=0, binary=True, bounded=np.ones(5, bool))
+    res, _ = methods.srs_methods(n, s, q, seeds=seeds, **kw)
+    for i in range(5):
+        one, _ = methods.srs_methods(n[i:i + 1], s[i:i + 1], q[i:i + 1], seeds=seeds[i:i + 1],
+                                     **{**kw, "bounded": kw["bounded"][i:i + 1]})
+        assert set(one) == set(res)
+        for name, r in res.items():
+            o = one[name]
+            for a in ("estimate", "low", "high", "code", "se", "df"):
+                if getattr(r, a) is not None:
+                    assert _same(getattr(r, a)[i], getattr(o, a)[0]), (name, a)
+            if name == "micro.wild":
+                rows, lo, hi = r.extra["pieces"]
+                _, lo1, hi1 = o.extra["pieces"]
+                assert _same(lo[rows == i], lo1) and _same(hi[rows == i], hi1)
+
+
+def test_bootstrap_batch_equals_document_bootstrap():
+    n, s, _, _ = batch(rows=4, K=8, seed=5)
+    seeds = [3, 1, 4, 1]
+    d = bootstrap_batch(n, s, seeds, 257)
+    for i in range(4):
+        one = document_bootstrap(n[i], s[i], 257, seeds[i])
+        for key, v in d.items():
+            assert _same(v[i], getattr(one, key)), key
+
+
+def test_wild_batch_equals_wild_interval():
+    n, s, _, _ = batch(rows=4, K=11, seed=8)
+    seeds = [5, 6, 7, 8]
+    w = wild_batch(n, s, seeds, B=499, level=0.95)
+    rows, lo, hi = w.pieces
+    for i in range(4):
+        one = wild_interval(n[i], s[i], level=0.95, B=499, seed=seeds[i])
+        assert one.pieces == [(a, b) for a, b in zip(lo[rows == i], hi[rows == i])]
+        assert (one.low, one.high) == (w.low[i], w.high[i]) and one.min_p == w.min_p[i]
+
+
+def test_estimate_runs_the_batch_implementation(monkeypatch):
+    calls = []
+    real = methods.srs_methods
+
+    def spy(n, s, q, **kw):
+        calls.append(n.shape)
+        return real(n, s, q, **kw)
+
+    monkeypatch.setattr(methods, "srs_methods", spy)
+    estimate(make_table(K=6), replicates=19)
+    assert calls == [(1, 6)]
+    calls.clear()
+    sim.simulate(make_table(K=60, seed=2), k=5, reps=12, seed=1, replicates=19)
+    assert calls and all(c[1] == 5 for c in calls) and sum(c[0] for c in calls) == 12
+
+
+def test_simulate_holds_no_copy_of_the_formulas():
+    src = (LIB / "simulate.py").read_text()
+    tree = ast.parse(src)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    for gone in ("_loo", "_df_bell_mccaffrey", "_df_imbens_kolesar", "_icc_anova", "_t_ci", "_z_ci", "_expit",
+                 "_bounded", "_quantile_pair", "_bootstrap_block", "_wild_block"):
+        assert gone not in defined, gone
+    imported = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for a in node.names}
+    assert "special" not in imported and "scipy" not in src.replace("scipy.special", "")
+
+
+# ====================================================================== simulation = estimate, exactly
+def assert_exact(ri, i, e):
+    seen = 0
+    for iv in e.intervals:
+        name = f"{iv.estimand}.{iv.method}"
+        if name not in ri.low:
+            continue
+        seen += 1
+        lo, hi = ri.low[name][i], ri.high[name][i]
+        assert ri.estimate[name][i] == iv.estimate, name
+        if iv.ci is None:
+            if "whole real line" in (iv.reason or "") or "unbounded" in (iv.reason or ""):
+                assert np.isinf(lo) or np.isinf(hi), name
+            else:
+                assert np.isnan(lo) and np.isnan(hi), (name, iv.reason)
+        else:
+            assert (lo, hi) == (iv.ci.low, iv.ci.high), name
+        if name in ri.pieces and iv.ci is not None:
+            assert ri.pieces_of(name, i) == iv.pieces, name
+    assert seen == len(ri.low)
+
+
+@pytest.mark.parametrize("census, k, B, level", [
+    (make_table(K=300, seed=11), 12, 199, 0.95),
+    (make_table(K=300, seed=11), 4, 99, 0.9),
+    (make_table(K=150, seed=3, binary=False), 8, 99, 0.95),
+    (make_table(K=300, seed=4), 15, 0, 0.95),
+])
+def test_every_method_bit_identical_to_estimate(census, k, B, level):
+    ri = sim.rep_intervals(census, k=k, reps=6, seed=5, level=level, replicates=B)
+    for i in range(6):
+        e = estimate(census.take(ri.index[i]), population_size=census.K, replicates=B, seed=int(ri.seeds[i]),
+                     level=level)
+        assert_exact(ri, i, e)
+
+
+def test_paired_every_method_bit_identical_to_compare():
+    rng = np.random.default_rng(4)
+    M = 90
+    n = np.maximum(2, np.round(rng.lognormal(2.0, 0.8, M))).astype(float)
+    s_b = rng.binomial(n.astype(int), rng.beta(1, 3, M)).astype(float)
+    s_a = np.minimum(n, s_b + rng.binomial(n.astype(int), 0.1))
+    pairs = PairTable.build(doc=[f"d{i}" for i in range(M)], n_a=n, s_a=s_a, q_a=s_a, n_b=n, s_b=s_b, q_b=s_b,
+                            q_d=s_a - s_b)
+    ri = sim.rep_intervals(pairs, k=7, reps=4, seed=1, replicates=49)
+    for i in range(4):
+        idx = ri.index[i]
+        sub = PairTable.build(doc=pairs.doc[idx], n_a=n[idx], s_a=s_a[idx], q_a=s_a[idx], n_b=n[idx],
+                              s_b=s_b[idx], q_b=s_b[idx], q_d=(s_a - s_b)[idx])
+        assert_exact(ri, i, compare(sub, population_size=M, replicates=49, seed=int(ri.seeds[i])).difference)
+
+
+def test_sparse_census_with_flat_samples_bit_identical():
+    n = np.full(200, 5.0)
+    s = np.zeros(200)
+    s[:6] = [1, 2, 1, 3, 1, 5]
+    sparse = DocTable.from_arrays(n=n, s=s)
+    ri = sim.rep_intervals(sparse, k=5, reps=12, seed=1, replicates=49)
+    for i in range(12):
+        assert_exact(ri, i, estimate(sparse.take(ri.index[i]), population_size=200, replicates=49,
+                                     seed=int(ri.seeds[i])))
