@@ -188,3 +188,74 @@ def test_sparse_census_with_flat_samples_bit_identical():
     for i in range(12):
         assert_exact(ri, i, estimate(sparse.take(ri.index[i]), population_size=200, replicates=49,
                                      seed=int(ri.seeds[i])))
+
+
+# ====================================================================== imports
+def module_graph() -> dict[str, set[str]]:
+    """Edges module -> modules of perdoc it imports, at the top or inside functions (the package
+    itself is ``__init__``)."""
+    mods = {p.stem for p in LIB.glob("*.py")}
+    graph = {}
+    for m in mods:
+        tree = ast.parse((LIB / f"{m}.py").read_text())
+        deps = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 1 and node.module:          # from .x import y
+                    deps.add(node.module.split(".")[0])
+                elif node.level == 1:                        # from . import x
+                    deps |= {a.name if a.name in mods else "__init__" for a in node.names}
+                elif node.module and node.module.split(".")[0] == "perdoc":
+                    parts = node.module.split(".")
+                    deps.add(parts[1] if len(parts) > 1 else "__init__")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if parts[0] == "perdoc":
+                        deps.add(parts[1] if len(parts) > 1 else "__init__")
+        graph[m] = {d for d in deps if d in mods and d != m}
+    return graph
+
+
+def find_cycle(graph):
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                return stack[stack.index(d):] + [d]
+            if d not in state:
+                found = visit(d)
+                if found:
+                    return found
+        state[m] = 2
+        stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_among_modules():
+    graph = module_graph()
+    assert {"estimate", "compare", "io", "table", "pairs", "methods"} <= set(graph)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+    assert "compare" not in graph["io"] and "pairs" in graph["io"]
+    assert "io" not in graph["table"]
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_pair_table_one_class():
+    import perdoc
+    from perdoc import pairs
+    assert perdoc.PairTable is PairTable is pairs.PairTable

@@ -310,7 +310,7 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     :func:`load_chunks`; scores whose squares leave the double range are summed multiplied by one
     power of two for both systems (``PairTable.scale``). Returns a :class:`perdoc.compare.PairTable`.
     """
-    from .compare import PairTable
+    from .pairs import PairTable
     from .table import Exclusion
     metric = _check_metric(metric)
     _check_names(doc=doc, a=a, b=b)

@@ -78,7 +78,7 @@ import numpy as np
 from . import designs as _designs
 from . import methods as _methods
 from . import micro as _micro
-from .compare import PairTable
+from .pairs import PairTable
 from .errors import ParameterError
 from .results import _num
 from .table import DocTable
