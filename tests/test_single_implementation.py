@@ -259,3 +259,26 @@ def test_pair_table_one_class():
     import perdoc
     from perdoc import pairs
     assert perdoc.PairTable is PairTable is pairs.PairTable
+
+
+def test_row_checks_of_the_metric_range_equal_the_tables():
+    from perdoc.estimate import metric_range, working_table
+    rng = np.random.default_rng(2)
+    for i in range(30):
+        K = int(rng.integers(2, 8))
+        n = rng.integers(1, 6, K).astype(float)
+        kind = i % 3
+        if kind == 0:
+            s = rng.binomial(n.astype(int), 0.4).astype(float)
+            q = s.copy()
+        elif kind == 1:
+            y = [rng.uniform(0, 1.2 if i % 2 else 1.0, int(m)) for m in n]
+            s, q = np.array([v.sum() for v in y]), np.array([(v * v).sum() for v in y])
+        else:
+            s = rng.integers(0, 3, K) * n / 2
+            q = s * s / n + rng.integers(0, 2, K)
+        t = DocTable.from_arrays(n=n, s=s, q=q)
+        assert bool(methods.binary_by_sums(t.n, t.s, t.q)) == t.binary
+        wn, ws, wq, k = working_table(t)
+        assert bool(methods.binary_by_sums(t.n, t.s, t.q) | methods.bounded_by_sums(wn, ws, wq, k)) == \
+            (metric_range(t) == (0.0, 1.0))

@@ -94,13 +94,8 @@ def metric_range(table: DocTable, n=None, s=None, q=None, k: int = 0) -> tuple[f
         return (0.0, 1.0)
     if q is None:
         return None
-    one = n if k == 0 else _micro.ldexp(n, k)          # a true rate of 1, in working units
-    if not (np.all(s >= 0) and np.all(s <= one)):
-        return None
-    s2 = s if k == 0 else _micro.ldexp(s, k)           # on the scale of q (2^(2k) times the true sums)
-    if np.all(q <= s2 + 1e-9 * s2):
-        return (0.0, 1.0)
-    return None
+    # the same check the coverage simulation runs on each sample
+    return (0.0, 1.0) if bool(_methods.bounded_by_sums(n, s, q, k)) else None
 
 
 def _estimate(table: DocTable, *, level, population_size, replicates, seed, bounds="auto",
