@@ -187,6 +187,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="two synthetic and one real census, for a smoke test")
     ap.add_argument("--out", default=str(HERE), help="folder for coverage_panel.json and .md")
     args = ap.parse_args(argv)
+    import perdoc.simulate  # noqa: F401  (imported once, before the workers start)
     jobs = [(name, label, source, k, args.reps, args.replicates, args.seed)
             for name, label, source in censuses(args.quick) for k in KS]
     t0 = time.perf_counter()

@@ -56,10 +56,18 @@ def test_all_items_given_and_filled(table, est):
 
 
 def test_macro_estimand_reports_K_minus_1_df(table, est):
-    d = by_key(checklist(table, est, design=DESIGN, estimand={"name": "macro", "why": "typical document"},
+    d = by_key(checklist(table, est, design=DESIGN, estimand={"name": "macro", "why": "typical document",
+                                                              "method": "t"},
                          out_of_scope=["the fixed index"], exclusions=()))
     assert "effective df = 19.00" in d["interval_method"].value
     assert d["out_of_scope"].value == "the fixed index"
+
+
+def test_macro_default_is_the_document_bootstrap_t(table, est):
+    # the coverage panel's default for the macro mean when the bootstrap ran (perdoc.policy)
+    d = by_key(checklist(table, est, design=DESIGN, estimand={"name": "macro", "why": "typical document"}))
+    v = d["interval_method"].value
+    assert "bootstrap-t by document" in v and "documents resampled with replacement" in v
 
 
 def test_missing_population_and_estimand(table, est):

@@ -301,7 +301,11 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
     parts = []
     unavailable = False
     for estimand in ([name] if name else ["micro", "macro"]):
-        m = method if (method and name) else _PRIMARY[estimand]
+        if method and name:
+            m = method
+        else:
+            from .policy import default_method
+            m = default_method(estimates, estimand) if estimates.design is None else _PRIMARY[estimand]
         try:
             iv = estimates.interval(estimand, m)
         except KeyError:

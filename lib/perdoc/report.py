@@ -60,15 +60,16 @@ class Analysis:
 
     @property
     def default_interval(self):
-        """The interval the declared estimand leads with before any evidence: the design's under
-        stratified or two-stage sampling, else CR2 for micro and t for macro."""
+        """The interval the declared estimand leads with when no simulation decides: the design's under
+        stratified or two-stage sampling, else the panel-backed default (:mod:`perdoc.policy`)."""
+        from .policy import default_method
         kind = self.study.estimand.kind
         if self.estimates.design is not None:
             try:
                 return self.estimates.interval(kind, "design")
             except KeyError:
                 return self.estimates.interval("micro", "design")
-        return self.estimates.interval(kind, "cr2" if kind == "micro" else "t")
+        return self.estimates.interval(kind, default_method(self.estimates, kind))
 
     @property
     def headline(self) -> "Headline":
@@ -94,8 +95,9 @@ class Analysis:
         cmp = self.comparison
         if cmp is None or not cmp.paired or cmp.difference is None:
             return None
+        from .policy import default_method
         kind = self.study.estimand.kind
-        default = cmp.difference.interval(kind, "cr2" if kind == "micro" else "t")
+        default = cmp.difference.interval(kind, default_method(cmp.difference, kind, difference=True))
         return choose_headline(cmp.difference, self.pair_simulation, kind,
                                basis="census" if self.pair_simulation is not None else "none", default=default)
 
