@@ -194,17 +194,28 @@ def test_sparse_census_with_flat_samples_bit_identical():
 def module_graph() -> dict[str, set[str]]:
     """Edges module -> modules of perdoc it imports, at the top or inside functions (the package
     itself is ``__init__``)."""
-    mods = {p.stem for p in LIB.glob("*.py")}
+    mods = {p.stem for p in LIB.glob("*.py")} | {p.parent.name for p in LIB.glob("*/__init__.py")}
+    init = ast.parse((LIB / "__init__.py").read_text())
+    init_names = set()  # what `from . import x` may take from the package itself (e.g. __version__)
+    for node in init.body:
+        if isinstance(node, ast.Assign):
+            init_names |= {tg.id for tg in node.targets if isinstance(tg, ast.Name)}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            init_names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            init_names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     graph = {}
     for m in mods:
-        tree = ast.parse((LIB / f"{m}.py").read_text())
+        path = LIB / f"{m}.py"
+        tree = ast.parse((path if path.exists() else LIB / m / "__init__.py").read_text())
         deps = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 if node.level == 1 and node.module:          # from .x import y
                     deps.add(node.module.split(".")[0])
-                elif node.level == 1:                        # from . import x
-                    deps |= {a.name if a.name in mods else "__init__" for a in node.names}
+                elif node.level == 1:                        # from . import x (a module, or a name of the package)
+                    deps |= {a.name if a.name in mods or a.name not in init_names else "__init__"
+                             for a in node.names}
                 elif node.module and node.module.split(".")[0] == "perdoc":
                     parts = node.module.split(".")
                     deps.add(parts[1] if len(parts) > 1 else "__init__")
