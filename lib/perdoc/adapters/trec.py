@@ -1,0 +1,157 @@
+"""TREC runs and qrels: per-query measures computed by ir-measures, one row per query, each query
+assigned to the document it belongs to by a two-column map (query id, document id).
+
+Conventions (stated in the notes the adapter returns):
+
+* the measured queries are those judged in the qrels (trec_eval's convention); a query ranked in a
+  run but not judged has no measure and is left out, counted;
+* a judged query the run does not rank scores 0 (trec_eval ``-c``, the standard IR convention:
+  a system that returns nothing for a query found nothing relevant); how many is reported;
+* a judged query not in the map is left out, counted (it belongs to no known document).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections import Counter
+
+from ..errors import DataFileError, InputError, ParameterError
+from ..table import Exclusion
+from ._core import check_file
+
+_QUERY_HEADS = ("query_id", "qid", "query", "topic", "topic_id", "query-id")
+_DOC_HEADS = ("doc_id", "doc", "document", "document_id", "docid", "doc-id")
+
+
+def _ir_measures():
+    try:
+        import ir_measures
+    except ImportError:
+        raise ParameterError("TREC runs need ir-measures: pip install ir-measures "
+                             "(or perdoc[frameworks])") from None
+    return ir_measures
+
+
+def column_names(run, measure: str, compare_run=None) -> tuple[str, str | None]:
+    """The score column(s) of the table: the measure for one run; the runs' file names (without
+    extension) for a comparison, ``A`` and ``B`` when those are equal."""
+    if compare_run is None:
+        return str(measure), None
+    a = os.path.splitext(os.path.basename(os.fspath(run)))[0]
+    b = os.path.splitext(os.path.basename(os.fspath(compare_run)))[0]
+    if not a or not b or a == b or a in ("query", "doc") or b in ("query", "doc"):
+        return "A", "B"
+    return a, b
+
+
+def read_doc_map(path, queries: set) -> dict:
+    """query id -> document id from a two-column CSV/TSV. A header line is recognised by its names
+    (query_id/qid/..., doc_id/doc/...) or by a first cell that is no query of the qrels or runs."""
+    path = check_file(path, "the document map")
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise DataFileError(f"cannot read {path} as the document map: it is not UTF-8 text") from None
+    first = text.split("\n", 1)[0]
+    delim = "\t" if ("\t" in first or path.lower().endswith(".tsv")) else ","
+    rows = [r for r in csv.reader(text.splitlines(), delimiter=delim) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise InputError(f"{path}: the document map is empty")
+    head = [c.strip().lower() for c in rows[0]]
+    q_col, d_col = 0, 1
+    if len(head) >= 2 and (head[0] in _QUERY_HEADS or head[1] in _DOC_HEADS or rows[0][0].strip() not in queries):
+        for i, h in enumerate(head):
+            if h in _QUERY_HEADS:
+                q_col = i
+            if h in _DOC_HEADS:
+                d_col = i
+        rows = rows[1:]
+    out, clash = {}, []
+    for number, r in enumerate(rows, start=2):
+        if len(r) <= max(q_col, d_col):
+            raise InputError(f"{path}: a line has {len(r)} field(s); the document map needs two columns "
+                             "(query id, document id)")
+        q, d = r[q_col].strip(), r[d_col].strip()
+        if not q or not d:
+            raise InputError(f"{path}: a line has an empty query or document id ({r!r})")
+        if q in out and out[q] != d:
+            clash.append((q, out[q], d))
+        out[q] = d
+    if clash:
+        q, d1, d2 = clash[0]
+        raise InputError(f"{path}: {len(clash)} query id(s) map to more than one document (e.g. {q!r}: {d1!r} and "
+                         f"{d2!r}); each query belongs to one document")
+    return out
+
+
+def _per_query(irm, measure, qrels, run_path: str) -> tuple[dict, set]:
+    try:
+        run = list(irm.read_trec_run(run_path))
+    except Exception as e:
+        raise DataFileError(f"cannot read {run_path} as a TREC run: {str(e).strip().splitlines()[0][:200]}") from None
+    if not run:
+        raise InputError(f"{run_path}: the TREC run is empty")
+    ranked = {r.query_id for r in run}
+    values = {m.query_id: float(m.value) for m in irm.iter_calc([measure], qrels, run)}
+    return values, ranked
+
+
+def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None):
+    """``(DataFrame, exclusions, notes)``: columns ``query``, ``doc`` and the score column(s) named by
+    :func:`column_names` (two with ``compare_run``: both runs on the same judged queries)."""
+    import pandas as pd
+    irm = _ir_measures()
+    try:
+        m = irm.parse_measure(str(measure))
+    except Exception as e:
+        raise ParameterError(f"measure {measure!r} is not one ir-measures parses (e.g. nDCG@10, RR, P@5, R@100, AP): "
+                             f"{str(e).strip().splitlines()[0][:120]}") from None
+    qrels_path = check_file(qrels, "the qrels")
+    try:
+        judged_rows = list(irm.read_trec_qrels(qrels_path))
+    except Exception as e:
+        raise DataFileError(f"cannot read {qrels_path} as TREC qrels: {str(e).strip().splitlines()[0][:200]}") from None
+    if not judged_rows:
+        raise InputError(f"{qrels_path}: the qrels are empty")
+    judged = {r.query_id for r in judged_rows}
+    runs = [check_file(run, "the TREC run")] + ([check_file(compare_run, "the TREC run")] if compare_run else [])
+    names = [n for n in column_names(runs[0], str(m), compare_run) if n is not None]
+    results, ranked_all = [], set()
+    notes = [f"per-query {m} computed by ir-measures {getattr(irm, '__version__', '')} from the qrels "
+             f"{os.path.basename(qrels_path)} ({len(judged)} judged queries)"]
+    zero_filled = {}
+    for path, name in zip(runs, names):
+        values, ranked = _per_query(irm, m, judged_rows, path)
+        ranked_all |= ranked
+        absent = sorted(judged - ranked)
+        zero_filled[name] = len(absent)
+        values = {q: 0.0 if q in absent else values.get(q, 0.0) for q in judged}
+        results.append(values)
+        if absent:
+            notes.append(f"{len(absent)} judged quer{'y' if len(absent) == 1 else 'ies'} not ranked by "
+                         f"{os.path.basename(path)} score 0 (trec_eval -c, the standard IR convention), "
+                         f"e.g. {', '.join(absent[:3])}")
+    mapping = read_doc_map(doc_map, judged | ranked_all)
+    exclusions = []
+    unjudged = sorted(ranked_all - judged)
+    if unjudged:
+        exclusions.append(Exclusion(len(unjudged), "queries ranked in the run(s) but not judged in the qrels (no "
+                                                   f"measure; e.g. {', '.join(unjudged[:3])})"))
+    unmapped = sorted(q for q in judged if q not in mapping)
+    if unmapped:
+        exclusions.append(Exclusion(len(unmapped), "judged queries not in the document map (e.g. "
+                                                   f"{', '.join(unmapped[:3])})"))
+    rows = [(q, mapping[q], *(r[q] for r in results)) for q in sorted(judged) if q in mapping]
+    if not rows:
+        raise InputError(f"no judged query of {qrels_path} is in the document map {os.fspath(doc_map)}; "
+                         "check that the map's first column holds the qrels' query ids")
+    df = pd.DataFrame(rows, columns=["query", "doc", *names])
+    per_doc = Counter(mapping[q] for q in judged if q in mapping)
+    notes.append(f"each judged query is one measurement of the document the map assigns it to: {len(rows)} "
+                 f"queries in {len(per_doc)} documents")
+    if compare_run:
+        notes.append(f"paired comparison: {names[0]} = {os.path.basename(runs[0])}, {names[1]} = "
+                     f"{os.path.basename(runs[1])}, both on the same judged queries")
+    return df, exclusions, notes
