@@ -116,6 +116,13 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
     attrs = dict(attrs or {})
     metric = _check_metric(metric)
     _check_names(doc=doc, score=score, **{f"attrs[{k!r}]": v for k, v in attrs.items()})
+    source, fmt, adapted = _adapt(source, fmt, [doc, score, *attrs.values()])
+    remote = _remote_table(source)
+    if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
+        from .engines import aggregate_chunks
+        table = aggregate_chunks(remote, doc=doc, score=score, attrs=attrs, metric=metric,
+                                 allow_similar_ids=allow_similar_ids)
+        return _adapted_table(table, adapted)
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
         attr_sql = "".join(
@@ -163,17 +170,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         binary = (bool(np.array_equal(q_all, s_all)) if unit
                   else bool(np.all(_plain(res["dev01"], float) == 0)))
 
-        counts = _plain(res["n"], float)
-        docs = _plain(res["doc"], object)
-        rows = int(counts.sum())
-        if rows == 0:
-            raise InputError(f"{src.label} has no data rows")
-        if docs.size and docs[-1] is None:  # sorted NULLS LAST: only the last can be missing
-            k = int(counts[-1])
-            raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
-                             "every row needs a document id")
-        _check_scores(res, score, src.label, null="n_null", text="n_text", example="ex_text", nan="n_nan",
-                      inf="n_inf")
+        counts, docs, rows = _chunk_rows(res, doc, score, src.label)
         # kind of metric and size of the scores: a 0/1 or integer column needs nothing more; other
         # scores are summed again anyway (compensated), and that pass also gives their range
         scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
@@ -188,27 +185,54 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
             if scale != 1.0:
                 again = src.fetch(again_sql, [scale])
             res["s"], res["q"] = again["s"], again["q"]
-        kind, reason = _chunk_metric(binary, exact, lo, hi)
-        if metric is not None and _violates(metric, kind):
-            _metric_violation(src, x, score, metric)
-        info = src.info(rows)
-        info.update(_metric_info(metric, kind, reason))
-        info["binary"] = binary if metric is None else metric == "binary"
-        attr_values = {}
-        for i, (name, col) in enumerate(attrs.items()):
-            nulls = int(_plain(res[f"a_null_{i}"], float).sum())
-            if nulls:
-                raise InputError(f"column '{col}' in {src.label}: {nulls} row(s) have no value; "
-                                 "every row needs one")
-            lo_a, hi_a = _plain(res[f"a_min_{i}"], object), _plain(res[f"a_max_{i}"], object)
-            differ = lo_a != hi_a
-            if differ.any():
-                raise InputError(f"column '{col}' in {src.label}: {int(differ.sum())} document(s) have more than one "
-                                 f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo_a[differ][0])!r} and "
-                                 f"{_short(hi_a[differ][0])!r}); it must describe the document, one value each")
-            attr_values[name] = lo_a
-        info.update(_similar_ids(docs, doc, src.label, allow_similar_ids))
-    table = _build(src_label=src.label, mapping={"doc": doc, "s": score, "q": score},
+        table = _chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
+                             metric=metric, allow_similar_ids=allow_similar_ids, label=src.label,
+                             info=src.info(rows), binary=binary, exact=exact, lo=lo, hi=hi, scale=scale,
+                             violation=lambda: _metric_violation(src, x, score, metric))
+    return _adapted_table(table, adapted)
+
+
+def _chunk_rows(res: dict, doc: str, score: str, label: str):
+    """(n per document, ids, rows) of an aggregation, after the checks every engine shares: some
+    rows, every row with a document id, every score a finite number."""
+    counts = _plain(res["n"], float)
+    docs = _plain(res["doc"], object)
+    rows = int(counts.sum())
+    if rows == 0:
+        raise InputError(f"{label} has no data rows")
+    if docs.size and docs[-1] is None:  # sorted NULLS LAST: only the last can be missing
+        k = int(counts[-1])
+        raise InputError(f"column '{doc}' in {label}: {k} of {rows} row(s) have no document id; "
+                         "every row needs a document id")
+    _check_scores(res, score, label, null="n_null", text="n_text", example="ex_text", nan="n_nan",
+                  inf="n_inf")
+    return counts, docs, rows
+
+
+def _chunk_table(res: dict, *, counts, docs, rows, doc, score, attrs, metric, allow_similar_ids, label, info,
+                 binary, exact, lo, hi, scale, violation) -> DocTable:
+    """The per-document table from an aggregation (any engine): metric, attributes, similar ids.
+    ``violation()`` raises the error for a score that breaks the declared metric."""
+    kind, reason = _chunk_metric(binary, exact, lo, hi)
+    if metric is not None and _violates(metric, kind):
+        violation()
+    info.update(_metric_info(metric, kind, reason))
+    info["binary"] = binary if metric is None else metric == "binary"
+    attr_values = {}
+    for i, (name, col) in enumerate(attrs.items()):
+        nulls = int(_plain(res[f"a_null_{i}"], float).sum())
+        if nulls:
+            raise InputError(f"column '{col}' in {label}: {nulls} row(s) have no value; "
+                             "every row needs one")
+        lo_a, hi_a = _plain(res[f"a_min_{i}"], object), _plain(res[f"a_max_{i}"], object)
+        differ = lo_a != hi_a
+        if differ.any():
+            raise InputError(f"column '{col}' in {label}: {int(differ.sum())} document(s) have more than one "
+                             f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo_a[differ][0])!r} and "
+                             f"{_short(hi_a[differ][0])!r}); it must describe the document, one value each")
+        attr_values[name] = lo_a
+    info.update(_similar_ids(docs, doc, label, allow_similar_ids))
+    table = _build(src_label=label, mapping={"doc": doc, "s": score, "q": score},
                    n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info,
                    scale=scale)
     if attr_values:
@@ -236,6 +260,11 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
     if q is not None:
         names["q"] = q
     _check_names(**names)
+    source, fmt, adapted = _adapt(source, fmt, list(names.values()))
+    remote = _remote_table(source)
+    if remote is not None:  # already one row per document: fetch it as it is
+        from .engines import fetch_arrow
+        source = fetch_arrow(remote)
     with _open_source(source, fmt) as src:
         src.require(*names.values())
         select = [f"{_doc_expr(src.ref(doc))} AS d"]
@@ -295,8 +324,9 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
                 sv = sv * scale
                 qv = None if qv is None else qv * scale * scale
         info.update(_similar_ids(docs, doc, label, allow_similar_ids, distinct=False))
-    return _build(src_label=label, mapping=names, n=nv, s=sv, q=qv, doc=docs, source=info, scale=scale,
-                  assume_binary=metric in (None, "binary"))
+    table = _build(src_label=label, mapping=names, n=nv, s=sv, q=qv, doc=docs, source=info, scale=scale,
+                   assume_binary=metric in (None, "binary"))
+    return _adapted_table(table, adapted)
 
 
 def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None,
@@ -314,6 +344,11 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     from .table import Exclusion
     metric = _check_metric(metric)
     _check_names(doc=doc, a=a, b=b)
+    source, fmt, adapted = _adapt(source, fmt, [doc, a, b])
+    remote = _remote_table(source)
+    if remote is not None:
+        from .engines import fetch_arrow
+        source = fetch_arrow(remote, columns=[doc, a, b])
     with _open_source(source, fmt) as src:
         src.require(doc, a, b)
         d_expr = _doc_expr(src.ref(doc))
@@ -434,7 +469,8 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
         role = m.group(1)
         what = f"column '{doc}'" if role == "doc" else f"columns '{a}' and '{b}'"
         raise type(e)(f"{what} in {label}: {msg[m.end():]}") from None
-    return pairs if scale == 1.0 else replace(pairs, scale=scale)
+    pairs = pairs if scale == 1.0 else replace(pairs, scale=scale)
+    return _adapted_table(pairs, adapted)
 
 
 # ====================================================================== metric, scale, ids
@@ -486,10 +522,15 @@ def _metric_violation(src, x: str, col: str, metric: str):
                       FROM (SELECT {x} AS x FROM {src.relation})""")
     k = int(_plain(r["k"], float)[0])
     lo, hi = float(_plain(r["lo"], float)[0]), float(_plain(r["hi"], float)[0])
+    _violation_error(k, lo, hi, col, src.label, metric)
+
+
+def _violation_error(k: int, lo: float, hi: float, col: str, label: str, metric: str):
+    """Raise: ``k`` rows of ``col`` break the declared metric (``lo``/``hi``: the smallest/largest of them)."""
     example = hi if hi > 1 else lo
     rule = ("a score other than 0 or 1" if metric == "binary" else "a score outside [0, 1]")
     need = ("only 0 and 1 (or true/false)" if metric == "binary" else "only scores in [0, 1]")
-    raise InputError(f"column '{col}' in {src.label}: {k} row(s) have {rule} (e.g. {example:.10g}); "
+    raise InputError(f"column '{col}' in {label}: {k} row(s) have {rule} (e.g. {example:.10g}); "
                      f"the declared metric {metric} allows {need}")
 
 
@@ -663,6 +704,60 @@ class _Source:
         return {"path": self.path, "format": self.fmt, "rows": rows, "bytes": self.nbytes}
 
 
+def _adapt(source, fmt, fields: list[str]):
+    """(source, fmt, (exclusions, notes) or None): a ``fmt`` that names an adapter of
+    :mod:`perdoc.adapters` (an evaluation framework's output) reads ``source`` through it into a
+    DataFrame, which is then loaded like any other."""
+    if fmt is None or _FMT_ALIASES.get(str(fmt).lower().lstrip(".")) is not None:
+        return source, fmt, None
+    try:
+        from . import adapters
+    except ImportError:
+        return source, fmt, None
+    if str(fmt).lower() not in getattr(adapters, "FORMATS", ()):
+        return source, fmt, None
+    df, exclusions, notes = adapters.read(source, str(fmt).lower(), fields=list(fields))
+    return df, None, (tuple(exclusions or ()), list(notes or ()))
+
+
+def _adapted_table(table, adapted):
+    """The table with what an adapter excluded and noted attached (unchanged without an adapter)."""
+    if adapted is None:
+        return table
+    exclusions, notes = adapted
+    source = dict(table.source)
+    if notes:
+        source["notes"] = list(source.get("notes", [])) + notes
+    return replace(table, source=source, exclusions=tuple(table.exclusions) + exclusions)
+
+
+def _remote_table(source):
+    """An Ibis table (a Spark DataFrame becomes one), or None for anything DuckDB reads itself."""
+    if isinstance(source, (str, os.PathLike, bytes)):
+        return None
+    mod = type(source).__module__ or ""
+    if mod.startswith("ibis.") or mod.startswith("pyspark."):
+        from .engines import as_ibis
+        return as_ibis(source)
+    return None
+
+
+#: What a DataFrame-like source is called in messages, by the module its type comes from.
+_FRAME_LABELS = (("pandas.", "the DataFrame"), ("polars.", "the polars DataFrame"),
+                 ("pyarrow.", "the Arrow table"), ("duckdb", "the DuckDB relation"))
+
+
+def _frame_label(source) -> str | None:
+    """How messages name a DataFrame-like ``source`` DuckDB can scan, or None for anything else."""
+    mod = type(source).__module__ or ""
+    for prefix, label in _FRAME_LABELS:
+        if mod.startswith(prefix):
+            return label
+    if hasattr(source, "__arrow_c_stream__"):
+        return "the Arrow stream"
+    return None
+
+
 @contextmanager
 def _open_source(source, fmt):
     """Resolve ``source`` to a DuckDB relation on a fresh, memory-limited connection that reads
@@ -677,6 +772,8 @@ def _open_source(source, fmt):
             pd = sys.modules.get("pandas")  # a DataFrame implies pandas is already imported
             if pd is not None and isinstance(source, pd.DataFrame):
                 yield _dataframe_source(con, source)
+            elif not isinstance(source, (str, os.PathLike, bytes)) and _frame_label(source) is not None:
+                yield _arrow_source(con, source)
             else:
                 yield _file_source(con, source, fmt, tmp)
         finally:
@@ -696,9 +793,46 @@ def _dataframe_source(con, df) -> _Source:
                    columns=list(df.columns), types=types, nbytes=None)
 
 
+def _arrow_source(con, source) -> _Source:
+    """A polars DataFrame or LazyFrame, a pyarrow Table, RecordBatch, RecordBatchReader or Dataset,
+    a DuckDB relation, or anything with ``__arrow_c_stream__``: scanned by DuckDB through Arrow, in
+    memory. A one-pass stream (a RecordBatchReader, a relation of another connection) is first
+    copied into a temporary DuckDB table (it spills to the temporary folder past the memory limit),
+    since the aggregation may scan its input more than once."""
+    label = _frame_label(source)
+    mod = type(source).__module__ or ""
+    obj, stream = source, False
+    if mod.startswith("polars"):
+        if type(source).__name__ == "LazyFrame":
+            obj = source.collect()
+        obj = obj.to_arrow()
+    elif mod.startswith("duckdb"):
+        obj, stream = source.to_arrow_reader(1 << 17) if hasattr(source, "to_arrow_reader") \
+            else source.fetch_record_batch(1 << 17), True
+    elif type(source).__name__ == "RecordBatchReader" or not mod.startswith("pyarrow"):
+        stream = True
+    names = [str(c) for c in obj.schema.names] if hasattr(obj, "schema") else None
+    if names is not None and len(names) != len(set(names)):
+        dups = sorted({c for c in names if names.count(c) > 1})
+        raise ColumnError(f"{label} has duplicate column names: {', '.join(dups)}")
+    try:
+        if stream:
+            con.register("perdoc_stream", obj)
+            con.execute("CREATE TEMP TABLE perdoc_input AS SELECT * FROM perdoc_stream")
+            con.unregister("perdoc_stream")
+        else:
+            con.register("perdoc_input", obj)
+    except duckdb.Error as e:
+        raise DataFileError(f"cannot read {label}: {_short(str(e).strip().splitlines()[0], 200)}") from None
+    types = _describe(con, "perdoc_input", None)
+    return _Source(con=con, label=label, path=None, fmt="dataframe", relation="perdoc_input",
+                   columns=list(types), types=types, nbytes=None)
+
+
 def _file_source(con, source, fmt, tmp: str) -> _Source:
     if not isinstance(source, (str, os.PathLike)):
-        raise ParameterError(f"source must be a file path or a pandas DataFrame, not {type(source).__name__}")
+        raise ParameterError(f"source must be a file path or a pandas DataFrame (or a polars, pyarrow, DuckDB, "
+                             f"Ibis or Spark one), not {type(source).__name__}")
     path = os.fspath(source)
     if isinstance(path, bytes):
         path = os.fsdecode(path)

@@ -1,0 +1,311 @@
+"""The per-document aggregation where the data lives: one Ibis expression for every Ibis backend
+(Spark, BigQuery, Snowflake, Trino, Postgres, ClickHouse, DuckDB, ...).
+
+:func:`perdoc.io.load_chunks` sends an Ibis table or a Spark DataFrame here; only the K-row
+per-document table comes back. The expression computes what the DuckDB path of :mod:`perdoc.io`
+computes in its ``GROUP BY`` -- per document the count, the sum and the sum of squares of the
+scores, plus the counts its checks need (missing ids, missing, non-numeric, NaN and infinite
+scores, the 0/1 test, the smallest and largest score, one value per document for each attribute)
+-- and hands them to the same checks, so either engine gives the same table and the same errors.
+Integer and 0/1 scores sum exactly on both; other scores are summed a second time, as in the
+DuckDB path (compensated there), here cut into high parts that sum exactly in any order and low
+parts too small for their rounding to show: the sums then agree with DuckDB's to the last bit in
+practice, and to rounding (1e-16 relative) always.
+
+Files are read by Spark with ``engine="spark"`` (:func:`open_source`): a local session
+(``local[2]``), the Spark Connect server named by ``SPARK_REMOTE``, or the session spark-submit
+started. Any other Ibis backend is reached by connection URL and table name (``ibis.connect``).
+
+Ibis and PySpark are optional: ``pip install 'perdoc[spark]'`` (PySpark and Ibis's pyspark
+backend) or ``'perdoc[dataframes]'`` (polars and Ibis's DuckDB backend).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import numpy as np
+
+from .errors import ColumnError, DataFileError, InputError, ParameterError
+
+__all__ = ["ENGINES", "aggregate_chunks", "chunk_aggregation", "as_ibis", "fetch_arrow", "open_source",
+           "spark_session", "SPARK_INSTALL"]
+
+#: Engines for files (``--engine``, params ``data.engine``).
+ENGINES = ("duckdb", "spark")
+SPARK_INSTALL = ("pip install 'perdoc[spark]' (PySpark and Ibis) and a Java runtime "
+                 "(apt-get install openjdk-17-jre-headless)")
+
+
+def _ibis():
+    try:
+        import ibis
+    except ImportError:
+        raise ParameterError("reading an Ibis table, a Spark DataFrame or a warehouse needs Ibis: "
+                             "pip install 'perdoc[dataframes]' (or 'perdoc[spark]' for Spark)") from None
+    return ibis
+
+
+# ====================================================================== sources
+def as_ibis(source):
+    """An Ibis table for ``source``: an Ibis table as it is, a Spark DataFrame (classic or Spark
+    Connect) through Ibis's pyspark backend on the DataFrame's own session (as a temporary view)."""
+    ibis = _ibis()
+    mod = type(source).__module__ or ""
+    if mod.startswith("pyspark."):
+        try:
+            con = ibis.pyspark.connect(source.sparkSession)
+        except Exception as e:  # the backend's extra is missing
+            raise ParameterError(f"cannot aggregate the Spark DataFrame with Ibis: {e}; {SPARK_INSTALL}") from None
+        name = f"perdoc_{uuid.uuid4().hex[:12]}"
+        source.createOrReplaceTempView(name)
+        return con.table(name)
+    if isinstance(source, ibis.expr.types.Table):
+        return source
+    raise ParameterError(f"cannot read a {type(source).__name__} with Ibis; pass an Ibis table")
+
+
+def fetch_arrow(t, columns: list[str] | None = None):
+    """The Ibis table (or just ``columns`` of it) as a pyarrow Table."""
+    if columns is not None:
+        _require(t, columns)
+        t = t.select(*columns)
+    return t.to_pyarrow()
+
+
+def _label(t) -> str:
+    try:
+        return f"the {t.get_backend().name} table"
+    except Exception:
+        return "the Ibis table"
+
+
+def _require(t, names) -> None:
+    from .io import _not_found
+    cols = list(t.columns)
+    for name in names:
+        if name not in cols:
+            raise ColumnError(_not_found(name, cols, _label(t)))
+
+
+# ====================================================================== the aggregation, once
+def _score_exprs(t, name: str, label: str):
+    """(raw value, value as float64, whether raw is text that may not parse, whether sums are exact)."""
+    ibis = _ibis()
+    col = t[name]
+    typ = col.type()
+    if typ.is_boolean() or typ.is_integer():
+        return col, col.cast("float64"), False, True
+    if typ.is_floating() or typ.is_decimal():
+        return col, col.cast("float64"), False, False
+    if typ.is_string():
+        trimmed = col.strip()
+        raw = ibis.cases((trimmed == "", ibis.null("string")), else_=trimmed)
+        low = raw.lower()
+        word = ibis.cases((low == "true", ibis.literal(1.0)), (low == "false", ibis.literal(0.0)),
+                          else_=ibis.null("float64"))
+        return raw, raw.try_cast("float64").coalesce(word), True, False
+    raise ColumnError(f"column '{name}' in {label} has type {typ}; it must hold numbers or booleans")
+
+
+def _doc_expr(t, name: str):
+    ibis = _ibis()
+    g = t[name].cast("string")
+    return ibis.cases((g.strip() == "", ibis.null("string")), else_=g)
+
+
+def _split_sum(v, unit: float):
+    """(sum of the high parts, sum of the low parts) of ``v``, whose values lie in [-unit, unit]
+    (``unit`` a power of two): each value is cut at ``unit * 2**-26``, so the high parts, multiples
+    of that, sum exactly (up to 2**27 rows per document) whatever the backend's order of summation,
+    and the low parts are too small for their rounding to show in the total."""
+    step = unit * 2.0 ** -26
+    hi = (v * (1.0 / step)).floor().cast("float64") * step
+    return hi.sum(), (v - hi).sum()
+
+
+def chunk_sums(t, doc: str, score: str, *, scale: float, unit: float):
+    """Per document the sum and sum of squares of the scores times ``scale`` (a power of two), each
+    as an exact high part plus a small low part (:func:`_split_sum`); ``unit`` bounds |score * scale|."""
+    raw, x, _text, _exact = _score_exprs(t, score, _label(t))
+    p = t.select(g=_doc_expr(t, doc), x=x * scale if scale != 1.0 else x)
+    s_hi, s_lo = _split_sum(p.x, unit)
+    q_hi, q_lo = _split_sum(p.x * p.x, unit * unit)
+    return p.group_by("g").aggregate(s_hi=s_hi, s_lo=s_lo, q_hi=q_hi, q_lo=q_lo).rename(doc="g")
+
+
+def chunk_aggregation(t, doc: str, score: str, attrs: dict[str, str] | None = None, *, scale: float = 1.0):
+    """The Ibis expression of the per-document aggregation: one row per document (``doc``, as
+    text; empty ids are null) with ``n``, ``s``, ``q`` (of the scores times ``scale``), the counts
+    of missing (``n_null``), non-numeric (``n_text``, example ``ex_text``), NaN and infinite scores,
+    ``dev01`` (0 exactly when every score is 0 or 1), ``lo``/``hi`` and, per attribute ``i``,
+    ``a_min_i``/``a_max_i``/``a_null_i``. Returns (expression, text scores, exact sums)."""
+    label = _label(t)
+    attrs = dict(attrs or {})
+    _require(t, [doc, score, *attrs.values()])
+    raw, x, text, exact = _score_exprs(t, score, label)
+    cols = {"g": _doc_expr(t, doc), "raw": raw, "x": x * scale if scale != 1.0 else x}
+    for i, col in enumerate(attrs.values()):
+        cols[f"a_{i}"] = t[col].cast("string")
+    p = t.select(**cols)
+    metrics = {
+        "n": p.count(),
+        "s": p.x.sum(),
+        "q": (p.x * p.x).sum(),
+        "n_null": p.count() - p.raw.count(),
+        "n_text": p.raw.count(where=p.x.isnull()) if text else _zero(),
+        "n_nan": p.x.count(where=p.x.isnan()),
+        "n_inf": p.x.count(where=p.x.isinf()),
+        "dev01": (p.x * (p.x - 1)).abs().sum(),
+        "lo": p.x.min(),
+        "hi": p.x.max(),
+    }
+    if text:
+        metrics["ex_text"] = p.raw.min(where=p.x.isnull())
+    for i in range(len(attrs)):
+        a = p[f"a_{i}"]
+        metrics.update({f"a_min_{i}": a.min(), f"a_max_{i}": a.max(), f"a_null_{i}": p.count() - a.count()})
+    return p.group_by("g").aggregate(**metrics).rename(doc="g"), text, exact
+
+
+def _zero():
+    return _ibis().literal(0, "int64")
+
+
+def _fetch_sorted(expr) -> dict:
+    """The aggregation's rows as numpy columns, sorted by document id (code point order, as DuckDB
+    sorts text; the missing id last)."""
+    tbl = expr.to_pyarrow()
+    res = {name: tbl.column(name).to_numpy(zero_copy_only=False) for name in tbl.column_names}
+    docs = res["doc"]
+    order = sorted(range(len(docs)), key=lambda i: (docs[i] is None, docs[i] or ""))
+    out = {}
+    for k, v in res.items():
+        v = np.asarray(v)[order] if len(order) else np.asarray(v)
+        out[k] = v
+    return out
+
+
+def aggregate_chunks(t, *, doc: str, score: str, attrs: dict[str, str] | None = None, metric: str | None = None,
+                     allow_similar_ids: bool = False):
+    """:func:`perdoc.io.load_chunks` for an Ibis table: the aggregation runs in the table's backend,
+    the K-row result goes through the same checks as the DuckDB path."""
+    from . import io
+    attrs = dict(attrs or {})
+    label = _label(t)
+    expr, text, exact = chunk_aggregation(t, doc, score, attrs)
+    try:
+        res = _fetch_sorted(expr)
+    except (ColumnError, ParameterError, InputError):
+        raise
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise DataFileError(f"cannot aggregate {label}: {io._short(first, 200)}") from None
+    for key in ("n", "n_null", "n_text", "n_nan", "n_inf"):
+        if key in res:
+            res[key] = np.asarray(res[key], dtype=float)
+    counts, docs, rows = io._chunk_rows(res, doc, score, label)
+    dev01 = np.asarray(res["dev01"], dtype=float)
+    binary = bool(np.all(dev01 == 0))
+    scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
+    if not binary and not exact:
+        lo = float(np.min(np.asarray(res["lo"], dtype=float)))
+        hi = float(np.max(np.asarray(res["hi"], dtype=float)))
+        scale = io._scale_for(max(-lo, hi))
+        # summed again, like the DuckDB path (compensated there): exact high parts plus small low
+        # parts, so the sums hardly depend on how the backend orders the rows
+        size = max(-lo, hi) * scale
+        unit = 2.0 ** max(min(int(np.ceil(np.log2(size))) if size > 0 else 0, 511), -511)
+        again = _fetch_sorted(chunk_sums(t, doc, score, scale=scale, unit=unit))
+        if not np.array_equal(again["doc"].astype(object), res["doc"].astype(object)):
+            raise InputError(f"{label}: the documents changed between two reads; read it from a stable copy")
+        with np.errstate(invalid="ignore", over="ignore"):
+            res["s"] = np.asarray(again["s_hi"], dtype=float) + np.asarray(again["s_lo"], dtype=float)
+            res["q"] = np.asarray(again["q_hi"], dtype=float) + np.asarray(again["q_lo"], dtype=float)
+
+    def violation():
+        p = t.select(x=_score_exprs(t, score, label)[1])
+        bad = (p.x != 0) & (p.x != 1) if metric == "binary" else (p.x < 0) | (p.x > 1)
+        r = p.filter(bad).aggregate(k=p.count(), lo=p.x.min(), hi=p.x.max()).to_pyarrow().to_pylist()[0]
+        io._violation_error(int(r["k"]), float(r["lo"]), float(r["hi"]), score, label, metric)
+
+    info = {"path": None, "format": "dataframe", "rows": rows, "bytes": None, "engine": _engine_name(t)}
+    return io._chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
+                           metric=metric, allow_similar_ids=allow_similar_ids, label=label, info=info,
+                           binary=binary, exact=exact, lo=lo, hi=hi, scale=scale, violation=violation)
+
+
+def _engine_name(t) -> str:
+    try:
+        return t.get_backend().name
+    except Exception:
+        return "ibis"
+
+
+# ====================================================================== engines for files
+def spark_session():
+    """The Spark session to read files with: spark-submit's (an active session), the Spark Connect
+    server named by ``SPARK_REMOTE``, or a local one (``local[2]``, no web UI)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ParameterError(f"--engine spark needs PySpark: {SPARK_INSTALL}") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if os.environ.get("SPARK_REMOTE"):
+        return SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).getOrCreate()
+    return (SparkSession.builder.master("local[2]").appName("perdoc")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.ansi.enabled", "false")
+            .config("spark.driver.memory", "2g")
+            .getOrCreate())
+
+
+def spark_read(path: str, fmt: str | None = None, session=None):
+    """A Spark DataFrame of the file: CSV/TSV (every column as text, parsed by the aggregation as
+    the DuckDB path parses it), Parquet, JSON Lines or JSON (one document, ``multiLine``)."""
+    from .io import _format_of
+    path = os.fspath(path)
+    if path == "-" or not os.path.isfile(path):
+        if path == "-" or os.path.exists(path):
+            raise DataFileError(f"--engine spark reads regular files only, not {path!r}; use --engine duckdb "
+                                "for standard input and pipes")
+        raise DataFileError(f"data file not found: {path}")
+    kind, _gz = _format_of(path, fmt)
+    spark = session or spark_session()
+    full = os.path.abspath(path)
+    if kind in ("csv", "tsv"):
+        return (spark.read.option("header", "true").option("inferSchema", "false")
+                .option("sep", "," if kind == "csv" else "\t").option("quote", '"').option("escape", '"')
+                .option("mode", "FAILFAST").csv(full))
+    if kind == "parquet":
+        return spark.read.parquet(full)
+    return spark.read.option("multiLine", "true" if kind == "json" else "false").json(full)
+
+
+def open_source(path, *, engine: str | None = None, backend: dict | None = None, fmt: str | None = None):
+    """What the loaders of :mod:`perdoc.io` read for a command or a params file: the file itself
+    (engine ``duckdb``, the default), a Spark DataFrame of it (engine ``spark``), or the table
+    ``backend["table"]`` of the Ibis backend at ``backend["url"]`` (``ibis.connect``)."""
+    if backend:
+        url, name = backend.get("url"), backend.get("table")
+        if not url or not name:
+            raise ParameterError("a backend needs both a connection URL and a table name "
+                                 "(--backend URL --table NAME, data.backend: {url, table})")
+        ibis = _ibis()
+        try:
+            con = ibis.connect(url)
+            return con.table(name)
+        except Exception as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DataFileError(f"cannot open table {name!r} at the backend: {first[:200]}") from None
+    engine = (engine or "duckdb").lower()
+    if engine not in ENGINES:
+        raise ParameterError(f"engine={engine!r} is not a known engine; use one of {', '.join(ENGINES)}")
+    if engine == "duckdb":
+        return path
+    return spark_read(path, fmt)
