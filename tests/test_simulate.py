@@ -176,7 +176,7 @@ def test_result_contract_and_progress():
     d = json.loads(json.dumps(res.to_dict()))
     assert {"k", "reps", "seed", "level", "truth", "design", "methods", "recommended"} <= set(d)
     assert set(d["methods"]["micro.cr2"]) == {"coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite",
-                                              "miss_low", "miss_high"}
+                                              "miss_low", "miss_high", "out_of_range"}
     assert d["design"] == {"sampling": "srs", "population_size": c.K}
     assert set(d["recommended"]) == {"micro", "macro"}
     f = res.to_frame()
@@ -305,3 +305,22 @@ def test_cli_simulate_json_contract(capsys):
     assert set(s["methods"]) == {"micro.design", "macro.design"}
     assert main(["simulate", "--census", str(census), "--doc", "doc_id", "--score", "bm25"]) == 2
     assert "missing --k" in capsys.readouterr().err
+
+
+def test_out_of_range_share_and_in_range_methods_recommended_first():
+    # a rare 0/1 metric: symmetric intervals often reach below 0
+    n = np.array([3 + (d * 7) % 11 for d in range(60)], float)
+    s = np.array([1.0 if d % 9 == 0 else 0.0 for d in range(60)])
+    c = DocTable.from_arrays(n, s)
+    res = sim.simulate(c, k=12, reps=300, seed=4, replicates=0)
+    m = res.methods
+    assert m["micro.cr2"]["out_of_range"] > 0.2
+    assert m["micro.logit_cr2"]["out_of_range"] == 0 and m["micro.korn_graubard"]["out_of_range"] == 0
+    ri = sim.rep_intervals(c, k=12, reps=300, seed=4, replicates=0)
+    lo, hi = ri.low["micro.cr2"], ri.high["micro.cr2"]
+    with np.errstate(invalid="ignore"):
+        share = np.mean(~np.isnan(lo) & ((lo < 0) | (hi > 1)))
+    assert m["micro.cr2"]["out_of_range"] == share
+    fake = {"micro.cr2": {**_m(0.95, 0.1), "out_of_range": 0.3}, "micro.logit_cr2": {**_m(0.95, 0.2), "out_of_range": 0.0}}
+    rec, notes = sim.recommend(fake, 0.95)
+    assert rec["micro"] == "micro.logit_cr2" and "rank after it" in notes["micro"]

@@ -122,7 +122,7 @@ class SimulationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: NaN and infinities become None."""
         keys = ("coverage", "mc_se", "mean_width", "rmse", "no_interval", "infinite", "miss_low", "miss_high",
-                "miss_gap")
+                "miss_gap", "out_of_range")
         return {
             "k": self.k, "reps": self.reps, "seed": self.seed, "level": self.level,
             "replicates": self.replicates,
@@ -270,13 +270,19 @@ def recommend(methods: dict, level: float) -> tuple[dict, dict]:
         if ok:
             def key(m):
                 w = methods[m]["mean_width"]
-                return (methods[m]["infinite"] > 0, w if w == w else math.inf)
+                return (methods[m].get("out_of_range", 0.0) > 0, methods[m]["infinite"] > 0,
+                        w if w == w else math.inf)
             best = min(ok, key=key)
             b = methods[best]
             rec[est] = best
             notes[est] = (f"{best}: coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}) is within "
                           f"2 Monte Carlo se of the nominal {level:.3g}, and its mean width {b['mean_width']:.4g} "
                           f"is the smallest of the {len(ok)} qualifying {est} method(s)")
+            if b.get("out_of_range", 0.0) > 0:
+                notes[est] += (f"; every qualifying method left the metric's range in some samples (this one in "
+                               f"{b['out_of_range']:.1%})")
+            elif any(methods[m].get("out_of_range", 0.0) > 0 for m in ok):
+                notes[est] += "; qualifying methods whose intervals left the metric's range rank after it"
         else:
             best = max(cands, key=lambda m: methods[m]["coverage"])
             b = methods[best]
@@ -530,7 +536,12 @@ class _Plan:
         # counts are exact; widths and squared errors are kept per repetition and summed once with
         # math.fsum (correctly rounded), so the result does not depend on the block size
         # covered, none, infinite, finite, entirely below the truth, entirely above it, truth in a gap
-        counts = {m: np.zeros(7, dtype=np.int64) for m in self.methods}
+        counts = {m: np.zeros(8, dtype=np.int64) for m in self.methods}
+        # the range a bounded metric (or a difference of two) cannot leave, on the working scale
+        rng_lim = None
+        if self.bounded or self.pair_bounded:
+            one = _micro.ldexp(1.0, self.unit_exp)
+            rng_lim = (-one if self.pair_bounded else 0.0, one)
         gaps = set()
         widths = {m: [] for m in self.methods}
         sq_err = {m: [] for m in self.methods}
@@ -556,7 +567,13 @@ class _Plan:
                     below = ~none & (hi < truth)
                     above = ~none & (lo > truth)
                 gap = ~none & ~cov & ~below & ~above
-                counts[m] += [cov.sum(), none.sum(), inf.sum(), fin.sum(), below.sum(), above.sum(), gap.sum()]
+                if rng_lim is not None:
+                    with np.errstate(invalid="ignore"):
+                        outside = ~none & ((lo < rng_lim[0]) | (hi > rng_lim[1]))
+                else:
+                    outside = np.zeros(lo.size, dtype=bool)
+                counts[m] += [cov.sum(), none.sum(), inf.sum(), fin.sum(), below.sum(), above.sum(), gap.sum(),
+                              outside.sum()]
                 widths[m].append((hi - lo)[fin])
                 err = est - truth
                 sq_err[m].append(err * err)
@@ -566,14 +583,15 @@ class _Plan:
         R = float(self.reps)
         methods = {}
         for m in self.methods:
-            cov, none, inf, nfin, below, above, gap = (int(x) for x in counts[m])
+            cov, none, inf, nfin, below, above, gap, outside = (int(x) for x in counts[m])
             c = cov / R
             wsum = math.fsum(np.concatenate(widths[m]).tolist())
             sse = math.fsum(np.concatenate(sq_err[m]).tolist())
             methods[m] = {"coverage": c, "mc_se": math.sqrt(c * (1.0 - c) / R),
                           "mean_width": _micro.ldexp(wsum / nfin, -self.unit_exp) if nfin else float("nan"),
                           "rmse": _micro.ldexp(math.sqrt(sse / R), -self.unit_exp), "no_interval": none / R,
-                          "infinite": inf / R, "n": self.reps, "miss_low": below / R, "miss_high": above / R}
+                          "infinite": inf / R, "n": self.reps, "miss_low": below / R, "miss_high": above / R,
+                          "out_of_range": outside / R}
             if m in gaps:
                 methods[m]["miss_gap"] = gap / R
         rec, notes = recommend(methods, self.level)
