@@ -43,17 +43,29 @@ class ParamsError(PerdocError):
 
 
 @dataclass(frozen=True)
+class TrecSpec:
+    """``data.trec``: a TREC run scored against qrels by ir-measures, queries mapped to documents."""
+
+    run: Path               # absolute, resolved against the params file's folder (as are the others)
+    qrels: Path
+    measure: str            # any measure ir-measures parses: nDCG@10, RR, P@5, R@100, AP, ...
+    doc_map: Path           # two columns: query id, document id
+    compare_run: Path | None = None
+
+
+@dataclass(frozen=True)
 class DataSpec:
-    path: Path              # absolute, resolved against the params file's folder
+    path: Path              # absolute, resolved against the params file's folder (data.trec: the run)
     doc: str
     score: str | None = None
     n: str | None = None     # pre-aggregated input
     s: str | None = None
     q: str | None = None
     compare_to: str | None = None
-    format: str | None = None       # csv, tsv, jsonl, json or parquet (default: from the file name)
+    format: str | None = None       # csv, tsv, jsonl, json, parquet, or an adapter: inspect, lm-eval, ragas, deepeval
     metric: str | None = None       # declared kind of score: binary, proportion or score (default: inferred)
     allow_similar_ids: bool = False  # keep ids that differ only in spaces, case or Unicode form apart
+    trec: TrecSpec | None = None     # a TREC run + qrels instead of a data file (doc and score columns set)
 
     @property
     def aggregated(self) -> bool:
@@ -134,6 +146,9 @@ class Study:
         d = asdict(self)
         d.pop("raw")
         d["data"]["path"] = str(self.raw.get("data", {}).get("path", self.data.path))
+        if self.data.trec is not None:
+            d["data"]["path"] = str(self.raw["data"]["trec"]["run"])
+            d["data"]["trec"] = {k: (None if v is None else str(v)) for k, v in self.raw["data"]["trec"].items()}
         d["census"] = None if self.census is None else str(self.raw["census"]["path"])
         d["params_path"] = None if self.params_path is None else self.params_path.name
         d["out_of_scope"] = list(self.out_of_scope)
@@ -148,8 +163,15 @@ SCHEMA: dict[str, Any] = {
     "name": (_STR, True),
     "title": (_STR, False),
     "data": ({
-        "path": (_STR, True),
-        "doc": (_STR, True),
+        "path": (_STR, False),   # required unless data.trec is given
+        "doc": (_STR, False),    # required unless data.trec is given
+        "trec": ({
+            "run": (_STR, True),
+            "qrels": (_STR, True),
+            "measure": (_STR, True),
+            "doc_map": (_STR, True),
+            "compare_run": (_STR, False),
+        }, False),
         "score": (_STR, False),
         "n": (_STR, False),
         "s": (_STR, False),
@@ -236,6 +258,12 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
                           f"(got {name!r})")
 
     d = raw["data"]
+    trec = None
+    if d.get("trec") is not None:
+        trec, d = _trec_data(d, base, label)
+    for key in ("path", "doc"):
+        if d.get(key) is None:
+            raise ParamsError(f"{label}: missing required key 'data.{key}'")
     has_score, has_agg = "score" in d, ("n" in d or "s" in d)
     if has_score == has_agg:
         raise ParamsError(f"{label}: key 'data' needs either 'score' (one row per chunk) or 'n' and 's' "
@@ -250,9 +278,13 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     data_format = d.get("format")
     if data_format is not None:
         data_format = data_format.lower().lstrip(".")
-        if data_format not in ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq"):
-            raise ParamsError(f"{label}: key 'data.format' must be one of csv, tsv, jsonl, json, parquet "
-                              f"(got {d['format']!r})")
+        from .adapters import FORMATS as ADAPTERS, is_adapter
+        if is_adapter(data_format):
+            data_format = {"inspect-ai": "inspect", "inspect_ai": "inspect", "lm_eval": "lm-eval",
+                           "lmeval": "lm-eval", "lm-eval-harness": "lm-eval"}.get(data_format, data_format)
+        elif data_format not in ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq"):
+            raise ParamsError(f"{label}: key 'data.format' must be one of csv, tsv, jsonl, json, parquet, "
+                              f"{', '.join(ADAPTERS)} (got {d['format']!r})")
     metric = d.get("metric")
     if metric is not None and metric not in ("binary", "proportion", "score"):
         raise ParamsError(f"{label}: key 'data.metric' must be binary, proportion or score (got {metric!r})")
@@ -261,7 +293,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: key 'data.allow_similar_ids' must be true or false, got {_show(similar)}")
     data = DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
                     q=d.get("q"), compare_to=d.get("compare_to"), format=data_format, metric=metric,
-                    allow_similar_ids=bool(similar))
+                    allow_similar_ids=bool(similar), trec=trec)
 
     g = raw["design"]
     sampling = g.get("sampling", "srs")
@@ -304,6 +336,9 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         chunks_col = g["chunks_in_doc"]
     elif "chunks_in_doc" in g:
         raise ParamsError(f"{label}: key 'design.chunks_in_doc' goes with design.sampling: two_stage")
+    if sampling in ("stratified", "two_stage") and data.trec is not None:
+        raise ParamsError(f"{label}: the {sampling} design needs document columns that data.trec does not give; "
+                          "write the per-query table (query, doc, score and the design's columns) and use data.path")
     if sampling in ("stratified", "two_stage") and "n" in raw["data"]:
         raise ParamsError(f"{label}: the {sampling} design needs per-chunk rows ('data.score'), not a "
                           "per-document table")
@@ -339,6 +374,9 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
             census = (base / census).resolve()
         if data.aggregated:
             raise ParamsError(f"{label}: key 'census' needs per-chunk rows in 'data' (the same columns)")
+        if data.trec is not None:
+            raise ParamsError(f"{label}: key 'census' cannot go with data.trec (give the census as a per-query "
+                              "table: data.path with doc and score columns)")
     pl = raw.get("planning") or {}
     hw = pl.get("half_width")
     if hw is not None and hw <= 0:
@@ -374,6 +412,31 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         params_path=params_path, raw=raw, census=census, planning=planning, simulation=simulation,
         description=description, out_of_scope_user=user, out_of_scope_defaults=defaults,
     )
+
+
+def _trec_data(d: dict, base: Path, label: str):
+    """``data.trec`` -> (TrecSpec with absolute paths, the data block it stands for: path = the run,
+    doc = 'doc', score (and compare_to) = the score columns the TREC adapter writes)."""
+    from .adapters import trec_column_names
+    clash = [k for k in ("path", "doc", "score", "n", "s", "q", "compare_to", "format") if d.get(k) is not None]
+    if clash:
+        raise ParamsError(f"{label}: key 'data.trec' sets the data itself; drop data.{', data.'.join(clash)}")
+    t = d["trec"]
+
+    def where(key):
+        p = Path(t[key])
+        return p if p.is_absolute() else (base / p).resolve()
+
+    spec = TrecSpec(run=where("run"), qrels=where("qrels"), measure=t["measure"].strip(), doc_map=where("doc_map"),
+                    compare_run=where("compare_run") if t.get("compare_run") else None)
+    if not spec.measure:
+        raise ParamsError(f"{label}: key 'data.trec.measure' is empty (e.g. nDCG@10, RR, P@5)")
+    a, b = trec_column_names(spec.run, spec.measure, spec.compare_run)
+    block = {k: v for k, v in d.items() if k != "trec"}
+    block.update({"path": str(spec.run), "doc": "doc", "score": a})
+    if b is not None:
+        block["compare_to"] = b
+    return spec, block
 
 
 def _texts(items) -> tuple[str, ...]:

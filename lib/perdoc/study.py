@@ -27,7 +27,26 @@ def load_study_table(study: Study) -> DocTable:
         attrs["stratum"] = g.strata_column
     if g.sampling == "two_stage":
         attrs["chunks_in_doc"] = g.chunks_in_doc
+    if d.trec is not None or _adapted(d.format):
+        return _adapter_chunks(d, d.path, attrs)
     return load_chunks(d.path, doc=d.doc, score=d.score, attrs=attrs or None, **_read_options(d))
+
+
+def _adapted(fmt) -> bool:
+    """Whether ``data.format`` names an evaluation-framework adapter (perdoc.adapters)."""
+    from .adapters import is_adapter
+    return is_adapter(fmt)
+
+
+def _adapter_chunks(d, path, attrs):
+    """An evaluation framework's results (or a TREC run, ``path`` being the run) through its adapter,
+    then the ordinary loader; the adapter's notes and exclusions reach the table."""
+    from . import adapters
+    opts = {"metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
+    if d.trec is not None:
+        t = d.trec
+        return adapters.load_trec(path, t.qrels, t.measure, t.doc_map, **opts)
+    return adapters.load_chunks(path, d.format, doc=d.doc, score=d.score, attrs=attrs or None, **opts)
 
 
 def _read_options(d) -> dict:
@@ -42,6 +61,13 @@ def load_study_pairs(study: Study):
     d = study.data
     if d.compare_to is None:
         return None
+    if d.trec is not None or _adapted(d.format):
+        from . import adapters
+        opts = {"metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
+        if d.trec is not None:
+            t = d.trec
+            return adapters.load_trec_pairs(d.path, t.compare_run, t.qrels, t.measure, t.doc_map, **opts)
+        return adapters.load_pairs(d.path, d.format, doc=d.doc, a=d.score, b=d.compare_to, **opts)
     return load_pairs(d.path, doc=d.doc, a=d.score, b=d.compare_to, **_read_options(d))
 
 
@@ -64,6 +90,8 @@ def load_study_census(study: Study) -> DocTable | None:
     attrs = {}
     if g.sampling == "stratified":
         attrs["stratum"] = g.strata_column
+    if _adapted(d.format):
+        return _adapter_chunks(d, study.census, attrs)
     return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None, **_read_options(d))
 
 
@@ -98,8 +126,13 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
     paired = None
     if study.data.compare_to is not None and (design is None):
         from .io import load_pairs
-        pairs = load_pairs(study.census, doc=study.data.doc, a=study.data.score, b=study.data.compare_to,
-                           **_read_options(study.data))
+        d = study.data
+        if _adapted(d.format):
+            from . import adapters
+            pairs = adapters.load_pairs(study.census, d.format, doc=d.doc, a=d.score, b=d.compare_to,
+                                        metric=d.metric, allow_similar_ids=d.allow_similar_ids)
+        else:
+            pairs = load_pairs(study.census, doc=d.doc, a=d.score, b=d.compare_to, **_read_options(d))
         paired = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
                                 replicates=sim.replicates)
     return single, paired
