@@ -30,3 +30,13 @@ def test_macro_uses_the_bootstrap_t_when_it_ran():
     assert default_method(estimate(t, replicates=199), "macro") == "bootstrap_t"
     assert default_method(estimate(t, replicates=0), "macro") == "t"
     assert default_method(estimate(t, replicates=199), "macro", difference=True) == "t"
+
+
+def test_json_roles_follow_the_defaults():
+    t = DocTable.from_arrays(N_D, np.floor(N_D * RNG.beta(2, 5, 25)))
+    d = estimate(t, replicates=199).to_dict()
+    primary = {(e, m) for e in ("micro", "macro") for m, v in d[e].items() if isinstance(v, dict) and v.get("role") == "primary"}
+    assert primary == {("micro", "logit_cr2"), ("macro", "bootstrap_t")}
+    assert d["micro"]["cr2"]["role"] == "alternative" and d["micro"]["wald_iid"]["role"] == "baseline"
+    d0 = estimate(t, replicates=0).to_dict()
+    assert d0["macro"]["t"]["role"] == "primary"

@@ -182,11 +182,30 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
                                macro=_micro.ldexp(draws.macro, -k), macro_se=_micro.ldexp(draws.macro_se, -k),
                                degenerate=draws.degenerate,
                                micro_se_cr2=_micro.ldexp(draws.micro_se_cr2, -k), micro_df=draws.micro_df)
-    return Estimates(K=K, N=N, level=level, population_size=population_size,
-                     micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
-                     intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
-                     notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
-                     metric_range=mrange)
+    out = Estimates(K=K, N=N, level=level, population_size=population_size,
+                    micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
+                    intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
+                    notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
+                    metric_range=mrange)
+    return _with_primary(out, difference=mrange is not None and tuple(mrange) == (-1.0, 1.0))
+
+
+def _with_primary(est: Estimates, *, difference: bool) -> Estimates:
+    """Mark as ``primary`` the interval the coverage panel supports as the default for each estimand
+    (:func:`perdoc.policy.default_method`); the others keep ``alternative`` (baselines stay baselines)."""
+    from .policy import default_method
+    lead = {kind: default_method(est, kind, difference=difference) for kind in ("micro", "macro")}
+    ivs = []
+    for iv in est.intervals:
+        if iv.role == "baseline":
+            ivs.append(iv)
+        elif iv.method == lead[iv.estimand]:
+            ivs.append(iv if iv.role == "primary" else replace(iv, role="primary"))
+        elif iv.role == "primary":
+            ivs.append(replace(iv, role="alternative"))
+        else:
+            ivs.append(iv)
+    return replace(est, intervals=tuple(ivs))
 
 
 def _finish(iv: Interval, k: int, mrange, true_scale: bool = False) -> Interval:
