@@ -7,6 +7,8 @@ Censuses:
 * synthetic (perdoc.synthetic): size inequality from equal sizes to a lognormal with sigma 2,
   intra-class correlation 0.02 to 0.5, base rates 0.02 to 0.5 for 0/1 metrics, continuous scores
   skewed either way, size-rate correlation of both signs;
+* paired censuses (perdoc.synthetic.synthetic_pairs): two systems on the same chunks that mostly
+  agree (exact ties), A better by a small effect; their rows are ``diff.<method>``;
 * real clustered data sets shipped with R packages, exported by ``benchmarks/real_censuses.R`` to
   ``benchmarks/censuses/``: California schools by district (survey::apipop), A-level chemistry scores by
   school (mlmRev::Chem97), lecture ratings by lecturer (lme4::InstEval), exam scores by school
@@ -70,7 +72,8 @@ def synthetic_specs():
 
 def censuses(quick=False):
     """(name, label, loader) for every census of the panel."""
-    from perdoc.synthetic import synthetic_census
+    from perdoc.synthetic import CensusSpec
+    base = dict(documents=1000, median_size=4, seed=11)
     items = []
     specs = synthetic_specs()
     if quick:
@@ -79,6 +82,13 @@ def censuses(quick=False):
         items.append((f"synthetic.{i:02d}", spec.label(), ("synthetic", spec)))
     for name, file, col, label in (REAL[:1] if quick else REAL):
         items.append((name, label, ("real", file, col)))
+    pairs = [(CensusSpec(size_sigma=1.0, icc=0.2, base_rate=0.3, **base), 0.05, 0.7),
+             (CensusSpec(size_sigma=2.0, icc=0.2, base_rate=0.3, **base), 0.05, 0.7),
+             (CensusSpec(size_sigma=1.0, icc=0.2, base_rate=0.3, **base), 0.02, 0.9),
+             (CensusSpec(size_sigma=1.5, icc=0.2, base_rate=0.3, metric="continuous", **base), 0.05, 0.5)]
+    for i, (spec, effect, agreement) in enumerate(pairs[:1] if quick else pairs):
+        items.append((f"paired.{i:02d}", f"paired A - B ({spec.label()}; A better by {effect:g}, "
+                      f"{agreement:.0%} of chunks scored alike)", ("pairs", spec, effect, agreement)))
     return items
 
 
@@ -86,6 +96,9 @@ def load(source):
     if source[0] == "synthetic":
         from perdoc.synthetic import synthetic_census
         return synthetic_census(source[1])
+    if source[0] == "pairs":
+        from perdoc.synthetic import synthetic_pairs
+        return synthetic_pairs(source[1], effect=source[2], agreement=source[3])
     from perdoc import load_chunks
     _, file, col = source
     return load_chunks(HERE / "censuses" / f"{file}.csv.gz", doc="doc", score=col)
@@ -93,14 +106,21 @@ def load(source):
 
 def run_one(job):
     name, label, source, k, reps, replicates, seed = job
-    from perdoc.simulate import simulate
+    from perdoc.simulate import simulate, simulate_pairs
     census = load(source)
     t0 = time.perf_counter()
-    res = simulate(census, k=k, reps=reps, seed=seed, level=0.95, replicates=replicates)
+    paired = source[0] == "pairs"
+    if paired:
+        res = simulate_pairs(census, k=k, reps=reps, seed=seed, level=0.95, replicates=replicates)
+    else:
+        res = simulate(census, k=k, reps=reps, seed=seed, level=0.95, replicates=replicates)
     d = res.to_dict()
-    return {"census": name, "label": label, "k": k, "documents": census.K, "binary": bool(census.binary),
-            "seconds": time.perf_counter() - t0, "truth": d["truth"], "methods": d["methods"],
-            "recommended": d["recommended"]}
+    prefix = "diff." if paired else ""
+    return {"census": name, "label": label, "k": k, "documents": census.K,
+            "binary": False if paired else bool(census.binary), "paired": paired,
+            "seconds": time.perf_counter() - t0, "truth": d["truth"],
+            "methods": {prefix + m: v for m, v in d["methods"].items()},
+            "recommended": {e: (None if m is None else prefix + m) for e, m in d["recommended"].items()}}
 
 
 def summarise(results):
@@ -108,12 +128,13 @@ def summarise(results):
     (K = 10), mean width relative to CR2 (micro) or t (macro)."""
     rows = {}
     for r in results:
-        ref = {"micro": r["methods"].get("micro.cr2", {}).get("mean_width"),
-               "macro": r["methods"].get("macro.t", {}).get("mean_width")}
+        pre = "diff." if r.get("paired") else ""
+        ref = {"micro": r["methods"].get(pre + "micro.cr2", {}).get("mean_width"),
+               "macro": r["methods"].get(pre + "macro.t", {}).get("mean_width")}
         for m, v in r["methods"].items():
             if v.get("coverage") is None:
                 continue
-            est = m.split(".", 1)[0]
+            est = m.removeprefix("diff.").split(".", 1)[0]
             w = v.get("mean_width")
             ratio = w / ref[est] if (w is not None and ref[est]) else None
             rows.setdefault(m, []).append((r["k"], v["coverage"], ratio, r["census"]))

@@ -25,7 +25,7 @@ import numpy as np
 from .errors import ParameterError
 from .table import DocTable
 
-__all__ = ["CensusSpec", "synthetic_census"]
+__all__ = ["CensusSpec", "synthetic_census", "synthetic_pairs"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,49 @@ def synthetic_census(spec: CensusSpec | None = None, **knobs) -> DocTable:
     doc = np.array([f"d{i:06d}" for i in range(M)])
     return DocTable.from_arrays(n.astype(float), s, q, doc,
                                 source={"synthetic": spec.to_dict(), "binary": spec.metric == "binary"})
+
+
+def synthetic_pairs(spec: CensusSpec | None = None, *, effect: float = 0.05, agreement: float = 0.7,
+                    **knobs):
+    """A paired census: system A scored as :func:`synthetic_census` draws it, system B on the same
+    chunks. B copies A's score with probability ``agreement`` (exact ties, as two retrievers that
+    mostly agree), and is otherwise drawn afresh with the document mean shifted by ``-effect`` on
+    the probability scale (A better by about ``effect``). Returns a :class:`perdoc.pairs.PairTable`."""
+    from .pairs import PairTable
+    spec = spec or CensusSpec(**knobs)
+    if not 0 <= agreement <= 1:
+        raise ParameterError(f"agreement must be in [0, 1] (got {agreement})")
+    a = synthetic_census(spec)
+    rng = np.random.default_rng(spec.seed + 1_000_003)
+    M = a.K
+    n = a.n.astype(np.int64)
+    # re-draw A's chunk scores exactly as synthetic_census did, to pair them chunk by chunk
+    rng_a = np.random.default_rng(spec.seed)
+    sizes = np.maximum(1, np.round(spec.median_size * np.exp(spec.size_sigma * rng_a.standard_normal(M)))).astype(np.int64)
+    ab = 1.0 / spec.icc - 1.0
+    p = rng_a.beta(spec.base_rate * ab, (1 - spec.base_rate) * ab, M)
+    if spec.size_rate_corr:
+        ln = np.log(sizes)
+        z = (ln - ln.mean()) / ln.std() if ln.std() > 0 else np.zeros(M)
+        p = np.clip(p, 1e-9, 1 - 1e-9)
+        p = 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p)) + spec.size_rate_corr * z)))
+    doc_of_chunk = np.repeat(np.arange(M), sizes)
+    pc = p[doc_of_chunk]
+    if spec.metric == "binary":
+        xa = (rng_a.random(pc.size) < pc).astype(float)
+    else:
+        k = spec.precision
+        xa = rng_a.beta(np.maximum(pc * k, 1e-3), np.maximum((1 - pc) * k, 1e-3))
+    pb = np.clip(pc - effect, 1e-6, 1 - 1e-6)
+    if spec.metric == "binary":
+        fresh = (rng.random(pc.size) < pb).astype(float)
+    else:
+        k = spec.precision
+        fresh = rng.beta(np.maximum(pb * k, 1e-3), np.maximum((1 - pb) * k, 1e-3))
+    xb = np.where(rng.random(pc.size) < agreement, xa, fresh)
+    assert np.array_equal(sizes, n)
+    sums = lambda w: np.bincount(doc_of_chunk, weights=w, minlength=M)  # noqa: E731
+    return PairTable.build(doc=a.doc, n_a=a.n, s_a=sums(xa), q_a=sums(xa * xa), n_b=a.n, s_b=sums(xb),
+                           q_b=sums(xb * xb), q_d=sums((xa - xb) ** 2), names=("A", "B"), paired=True,
+                           source={"synthetic": spec.to_dict(), "effect": effect, "agreement": agreement},
+                           label="the synthetic census")
