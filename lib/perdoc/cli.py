@@ -51,17 +51,19 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--write-table", metavar="PATH",
                    help="also write the per-document table (.csv or .parquet), its id column named as --doc")
+    _add_trec_flags(e)
     _add_input_flags(e)
 
     c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B)",
                        description="Paired comparison of two score columns on the same rows: per-document "
                                    "differences, every interval method, correlation, ties and a "
                                    "document-level sign-flip randomization test.")
-    c.add_argument("data", help="CSV, Parquet or JSON Lines file, one row per chunk (or query); "
-                                "'-' for standard input (with --format)")
-    c.add_argument("--doc", required=True, help="document id column")
-    c.add_argument("--score", required=True, metavar="A", help="score column of system A")
-    c.add_argument("--vs", required=True, metavar="B", help="score column of system B")
+    c.add_argument("data", nargs="?", help="CSV, Parquet or JSON Lines file, one row per chunk (or query); "
+                                           "'-' for standard input (with --format); none with --backend "
+                                           "or --trec-run")
+    c.add_argument("--doc", help="document id column (a dotted path with an evaluation-framework --format)")
+    c.add_argument("--score", metavar="A", help="score column of system A")
+    c.add_argument("--vs", metavar="B", help="score column of system B")
     c.add_argument("--unpaired", action="store_true",
                    help="allow rows scored by one system only (delta-method comparison)")
     c.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M")
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B")
     c.add_argument("--seed", type=_integer("--seed"), default=1)
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_trec_flags(c, compare=True)
     _add_input_flags(c)
 
     pl = sub.add_parser("plan", help="how many documents to sample for a target half-width",
@@ -113,7 +116,69 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-FORMATS = ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq")
+FORMATS = ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq", "inspect", "lm-eval", "ragas", "deepeval")
+
+
+def _add_trec_flags(p, compare: bool = False) -> None:
+    """A TREC run scored against qrels by ir-measures, queries mapped to documents (no DATA then)."""
+    p.add_argument("--trec-run", metavar="RUN", help="TREC run file (instead of DATA; with --qrels, --measure, "
+                                                     "--doc-map)" + (": system A" if compare else ""))
+    if compare:
+        p.add_argument("--vs-run", metavar="RUN", help="TREC run of system B, scored on the same queries")
+    p.add_argument("--qrels", metavar="QRELS", help="TREC qrels file (relevance judgments)")
+    p.add_argument("--measure", metavar="M", help="ir-measures measure, e.g. nDCG@10, RR, P@5, R@100, AP")
+    p.add_argument("--doc-map", metavar="MAP", help="CSV/TSV with two columns: query id, document id")
+
+
+def _trec_args(args, compare: bool = False) -> bool:
+    """Whether --trec-run is given (its companion flags checked); refuses them without it."""
+    from .errors import ParameterError
+    flags = {"--qrels": args.qrels, "--measure": args.measure, "--doc-map": args.doc_map}
+    if compare:
+        flags["--vs-run"] = args.vs_run
+    if args.trec_run is None:
+        given = [f for f, v in flags.items() if v is not None]
+        if given:
+            raise ParameterError(f"{', '.join(given)} go(es) with --trec-run (a TREC run scored against qrels)")
+        return False
+    missing = [f for f, v in flags.items() if v is None]
+    if missing:
+        raise ParameterError(f"--trec-run needs {', '.join(missing)}")
+    others = (("--vs", args.vs),) if compare else (("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col))
+    clash = [f for f, v in (("DATA", args.data), ("--doc", args.doc), ("--score", args.score),
+                            ("--format", args.format), *others) if v is not None]
+    if clash:
+        raise ParameterError(f"--trec-run takes the data from the run, qrels and document map; drop {', '.join(clash)}")
+    return True
+
+
+def _adapted_input(args, compare: bool = False):
+    """The table (pairs with ``compare``) read by an evaluation-framework adapter or from TREC runs,
+    or None when neither --trec-run nor an adapter --format is given."""
+    from . import adapters
+    from .errors import ParameterError
+    opts = {"metric": args.metric, "allow_similar_ids": args.allow_similar_ids}
+    if _trec_args(args, compare):
+        if compare:
+            if args.unpaired:
+                raise ParameterError("--unpaired does not go with --trec-run: both runs are scored on the same "
+                                     "judged queries (a query a run does not rank scores 0)")
+            return adapters.load_trec_pairs(args.trec_run, args.vs_run, args.qrels, args.measure, args.doc_map, **opts)
+        return adapters.load_trec(args.trec_run, args.qrels, args.measure, args.doc_map, **opts)
+    if not adapters.is_adapter(args.format):
+        return None
+    need = (("DATA", args.data), ("--doc", args.doc), ("--score", args.score)) + ((("--vs", args.vs),) if compare
+                                                                                  else ())
+    missing = [f for f, v in need if v is None]
+    if missing:
+        raise ParameterError(f"--format {args.format} needs {', '.join(missing)} (fields by dotted path, e.g. "
+                             "--doc metadata.doc_id --score match)")
+    if compare:
+        return adapters.load_pairs(args.data, args.format, doc=args.doc, a=args.score, b=args.vs,
+                                   unpaired=args.unpaired, **opts)
+    if any(v is not None for v in (args.n_col, args.s_col, args.q_col)):
+        raise ParameterError(f"--format {args.format} reads per-sample results: give --doc and --score, not --n/--s/--q")
+    return adapters.load_chunks(args.data, args.format, doc=args.doc, score=args.score, **opts)
 METRICS = ("binary", "proportion", "score")
 
 
@@ -196,6 +261,18 @@ def _estimate(args) -> int:
 
     if args.params is not None:
         return _estimate_params(args)
+    adapted = _adapted_input(args)
+    if adapted is not None:
+        pop = args.population_size
+        if pop is not None and float(pop).is_integer():
+            pop = int(pop)
+        result = estimate(adapted, level=0.95 if args.level is None else args.level, population_size=pop,
+                          replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
+                          seed=DEFAULT_SEED if args.seed is None else args.seed)
+        if args.write_table:
+            write_table(adapted, args.write_table, doc_name=args.doc or "doc")
+        _print_estimates(args, result, adapted, False)
+        return 0
     if args.data is None:
         raise ParameterError("give a data file (or --params FILE)")
     if args.doc is None:
@@ -237,7 +314,8 @@ def _estimate_params(args) -> int:
     clash = [flag for flag, v in (("DATA", args.data), ("--doc", args.doc), ("--score", args.score),
                                   ("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
                                   ("--population-size", args.population_size), ("--format", args.format),
-                                  ("--metric", args.metric),
+                                  ("--metric", args.metric), ("--trec-run", args.trec_run),
+                                  ("--qrels", args.qrels), ("--measure", args.measure), ("--doc-map", args.doc_map),
                                   ("--allow-similar-ids", args.allow_similar_ids or None)) if v is not None]
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
@@ -260,6 +338,7 @@ def _print_estimates(args, result, table, aggregated) -> None:
         out = result.to_dict()
         out["input"] = {k: v for k, v in table.source.items()}
         out["input"]["aggregated"] = aggregated
+        out["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in table.exclusions]
         print(json.dumps(out, indent=2, sort_keys=False))
     else:
         print(format_estimates(result, table))
@@ -268,6 +347,14 @@ def _print_estimates(args, result, table, aggregated) -> None:
 def _compare(args) -> int:
     from .compare import compare
     from .io import load_pairs
+    adapted = _adapted_input(args, compare=True)
+    if adapted is not None:
+        return _compare_pairs(args, adapted)
+    missing = [f for f, v in (("--doc", args.doc), ("--score", args.score), ("--vs", args.vs)) if v is None]
+    if missing:
+        from .errors import ParameterError
+        raise ParameterError(f"missing {', '.join(missing)} (or compare TREC runs: --trec-run A --vs-run B "
+                             "--qrels QRELS --measure M --doc-map MAP)")
     pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired,
                        **_input_options(args))
     pop = args.population_size
@@ -277,6 +364,23 @@ def _compare(args) -> int:
     if args.json:
         out = result.to_dict()
         out["input"] = dict(pairs.source)
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_comparison(result, pairs))
+    return 0
+
+
+def _compare_pairs(args, pairs) -> int:
+    """Compare an already loaded pair table and print it (the adapters' route)."""
+    from .compare import compare
+    pop = args.population_size
+    if pop is not None and float(pop).is_integer():
+        pop = int(pop)
+    result = compare(pairs, level=args.level, population_size=pop, replicates=args.replicates, seed=args.seed)
+    if args.json:
+        out = result.to_dict()
+        out["input"] = dict(pairs.source)
+        out["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
         print(json.dumps(out, indent=2))
     else:
         print(format_comparison(result, pairs))
@@ -320,6 +424,7 @@ def format_comparison(result, pairs) -> str:
     for note in d["notes"]:
         lines.append(f"note: {note}")
     lines += _input_notes(pairs.source)
+    lines += _exclusion_lines(pairs.exclusions)
     return "\n".join(lines)
 
 
@@ -527,6 +632,7 @@ def format_estimates(result, table) -> str:
     for note in result.notes:
         lines.append(f"note: {note}")
     lines += _input_notes(table.source)
+    lines += _exclusion_lines(table.exclusions)
     return "\n".join(lines)
 
 
@@ -542,7 +648,13 @@ def _input_notes(source: dict) -> list[str]:
         shown = "; ".join(" / ".join(repr(v) for v in g) for g in similar.get("examples", []))
         out.append(f"note: {similar['groups']} group(s) of document ids differ only in spaces, letter case or "
                    f"Unicode form and are kept as different documents ({shown})")
+    out += [f"note: {n}" for n in source.get("notes") or ()]
     return out
+
+
+def _exclusion_lines(exclusions) -> list[str]:
+    """Rows left out of the analysis (by an evaluation-framework adapter or the loader), and why."""
+    return [f"excluded: {e.rows:,} row(s): {e.reason}" for e in exclusions]
 
 
 if __name__ == "__main__":  # pragma: no cover
