@@ -12,6 +12,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.perdoc-installed
 endif
 PY     := $(BIN)/python
+# optional extras installed by setup, e.g. `make test EXTRAS=test,frameworks` (what CI runs)
+EXTRAS ?= test
 
 .PHONY: setup report test test-all oracle bench coverage clean
 
@@ -22,7 +24,7 @@ ifeq ($(strip $(CONDA_PREFIX)),)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 endif
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	@touch $@
 
 # One offline HTML report per params file: reports/<name>/report.html, summary.json, documents.csv.
