@@ -193,10 +193,30 @@ def _add_input_flags(p, census: bool = False) -> None:
     p.add_argument("--allow-similar-ids", action="store_true",
                    help="keep document ids that differ only in spaces, case or Unicode form as different "
                         "documents (default: refuse them)")
+    p.add_argument("--engine", type=str.lower, choices=("duckdb", "spark"), default=None,
+                   help=f"what reads and aggregates {what}: duckdb (default, in this process) or spark (a local "
+                        "session, or the cluster named by SPARK_REMOTE / spark-submit); needs perdoc[spark]")
+    p.add_argument("--backend", metavar="URL", default=None,
+                   help="read the table --table of this Ibis backend instead of a file (e.g. "
+                        "bigquery://project/dataset, postgres://user@host/db, duckdb://file.ddb); "
+                        "the aggregation runs there")
+    p.add_argument("--table", metavar="NAME", default=None, help="the table to read with --backend")
 
 
 def _input_options(args) -> dict:
-    return {"fmt": args.format, "metric": args.metric, "allow_similar_ids": args.allow_similar_ids}
+    return {"fmt": args.format, "metric": args.metric, "allow_similar_ids": args.allow_similar_ids,
+            **_engine_options(args)}
+
+
+def _engine_options(args) -> dict:
+    """--engine, or --backend with --table: where the data is read and aggregated."""
+    from .errors import ParameterError
+    engine, url, table = getattr(args, "engine", None), getattr(args, "backend", None), getattr(args, "table", None)
+    if (url is None) != (table is None):
+        raise ParameterError("--backend URL and --table NAME go together")
+    if url is not None and engine is not None:
+        raise ParameterError("give either --engine (how to read the file) or --backend (a table elsewhere), not both")
+    return {"engine": engine, "backend": None if url is None else {"url": url, "table": table}}
 
 
 def _number(flag):
@@ -273,7 +293,7 @@ def _estimate(args) -> int:
             write_table(adapted, args.write_table, doc_name=args.doc or "doc")
         _print_estimates(args, result, adapted, False)
         return 0
-    if args.data is None:
+    if args.data is None and args.backend is None:
         raise ParameterError("give a data file (or --params FILE)")
     if args.doc is None:
         raise ParameterError("missing --doc (the document id column)")
@@ -316,10 +336,13 @@ def _estimate_params(args) -> int:
                                   ("--population-size", args.population_size), ("--format", args.format),
                                   ("--metric", args.metric), ("--trec-run", args.trec_run),
                                   ("--qrels", args.qrels), ("--measure", args.measure), ("--doc-map", args.doc_map),
-                                  ("--allow-similar-ids", args.allow_similar_ids or None)) if v is not None]
+                                  ("--allow-similar-ids", args.allow_similar_ids or None),
+                                  ("--backend", args.backend), ("--table", args.table)) if v is not None]
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
+    if args.engine is not None:  # the params' data, read by the engine named on the command line
+        study = replace(study, data=replace(study.data, engine=args.engine))
     iv = study.intervals
     study = replace(study, intervals=replace(
         iv, level=iv.level if args.level is None else args.level,
@@ -355,6 +378,9 @@ def _compare(args) -> int:
         from .errors import ParameterError
         raise ParameterError(f"missing {', '.join(missing)} (or compare TREC runs: --trec-run A --vs-run B "
                              "--qrels QRELS --measure M --doc-map MAP)")
+    if args.data is None and args.backend is None:
+        from .errors import ParameterError
+        raise ParameterError("give a data file (or --backend URL --table NAME)")
     pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired,
                        **_input_options(args))
     pop = args.population_size
@@ -510,13 +536,18 @@ def _simulate(args) -> int:
         data = replace(data, format=args.format or data.format, metric=args.metric or data.metric,
                        allow_similar_ids=args.allow_similar_ids or data.allow_similar_ids)
         study = replace(study, data=data, census=type(study.data.path)(census_path), simulation=sim)
-        options = {"fmt": data.format, "metric": data.metric, "allow_similar_ids": data.allow_similar_ids}
+        options = {"fmt": data.format, "metric": data.metric, "allow_similar_ids": data.allow_similar_ids,
+                   **_engine_options(args)}
+        if options["engine"] is None and options["backend"] is None:
+            options["engine"] = getattr(data, "engine", None)
+        data = replace(data, engine=options["engine"])
+        study = replace(study, data=data)
         table = load_study_table(study)
         design, k = simulation_design(study, table)
         level = args.level if args.level is not None else study.intervals.level
         vs = args.vs or study.data.compare_to
     else:
-        if args.census is None or args.doc is None or args.score is None:
+        if (args.census is None and args.backend is None) or args.doc is None or args.score is None:
             raise ParameterError("give --census, --doc and --score (or --params FILE)")
         if args.k is None:
             raise ParameterError("missing --k (documents per simulated sample)")

@@ -227,7 +227,8 @@ def aggregate_chunks(t, *, doc: str, score: str, attrs: dict[str, str] | None = 
     def violation():
         p = t.select(x=_score_exprs(t, score, label)[1])
         bad = (p.x != 0) & (p.x != 1) if metric == "binary" else (p.x < 0) | (p.x > 1)
-        r = p.filter(bad).aggregate(k=p.count(), lo=p.x.min(), hi=p.x.max()).to_pyarrow().to_pylist()[0]
+        f = p.filter(bad)
+        r = f.aggregate(k=f.count(), lo=f.x.min(), hi=f.x.max()).to_pyarrow().to_pylist()[0]
         io._violation_error(int(r["k"]), float(r["lo"]), float(r["hi"]), score, label, metric)
 
     info = {"path": None, "format": "dataframe", "rows": rows, "bytes": None, "engine": _engine_name(t)}

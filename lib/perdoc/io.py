@@ -89,7 +89,8 @@ _SIMILAR_EXAMPLES = 3
 # ====================================================================== public API
 def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                 attrs: dict[str, str] | None = None, metric: str | None = None,
-                allow_similar_ids: bool = False) -> DocTable:
+                allow_similar_ids: bool = False, engine: str | None = None,
+                backend: dict | None = None) -> DocTable:
     """Aggregate one-row-per-chunk results to the per-document table.
 
     ``source`` is a path to a CSV/TSV (optionally ``.gz``), Parquet or JSON Lines file -- the
@@ -116,7 +117,8 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
     attrs = dict(attrs or {})
     metric = _check_metric(metric)
     _check_names(doc=doc, score=score, **{f"attrs[{k!r}]": v for k, v in attrs.items()})
-    source, fmt, adapted = _adapt(source, fmt, [doc, score, *attrs.values()])
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, adapted = _adapt(source, fmt, [doc, score, *attrs.values()], origin)
     remote = _remote_table(source)
     if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
         from .engines import aggregate_chunks
@@ -241,7 +243,8 @@ def _chunk_table(res: dict, *, counts, docs, rows, doc, score, attrs, metric, al
 
 
 def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: str | None = None,
-              metric: str | None = None, allow_similar_ids: bool = False) -> DocTable:
+              metric: str | None = None, allow_similar_ids: bool = False, engine: str | None = None,
+              backend: dict | None = None) -> DocTable:
     """Read an already aggregated per-document table (one row per document).
 
     ``n`` names the count column (whole numbers from 1 to 2**53, their total at most 2**53 too),
@@ -260,7 +263,8 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
     if q is not None:
         names["q"] = q
     _check_names(**names)
-    source, fmt, adapted = _adapt(source, fmt, list(names.values()))
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, adapted = _adapt(source, fmt, list(names.values()), origin)
     remote = _remote_table(source)
     if remote is not None:  # already one row per document: fetch it as it is
         from .engines import fetch_arrow
@@ -330,7 +334,8 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
 
 
 def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None,
-               metric: str | None = None, allow_similar_ids: bool = False):
+               metric: str | None = None, allow_similar_ids: bool = False, engine: str | None = None,
+               backend: dict | None = None):
     """Aggregate rows scored by two systems (columns ``a`` and ``b``) to a per-document pair table.
 
     Paired (the default): every row must carry a score for both systems; otherwise this refuses
@@ -344,7 +349,8 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     from .table import Exclusion
     metric = _check_metric(metric)
     _check_names(doc=doc, a=a, b=b)
-    source, fmt, adapted = _adapt(source, fmt, [doc, a, b])
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, adapted = _adapt(source, fmt, [doc, a, b], origin)
     remote = _remote_table(source)
     if remote is not None:
         from .engines import fetch_arrow
@@ -704,28 +710,47 @@ class _Source:
         return {"path": self.path, "format": self.fmt, "rows": rows, "bytes": self.nbytes}
 
 
-def _adapt(source, fmt, fields: list[str]):
-    """(source, fmt, (exclusions, notes) or None): a ``fmt`` that names an adapter of
-    :mod:`perdoc.adapters` (an evaluation framework's output) reads ``source`` through it into a
-    DataFrame, which is then loaded like any other."""
-    if fmt is None or _FMT_ALIASES.get(str(fmt).lower().lstrip(".")) is not None:
+def _engine_source(source, fmt, engine, backend):
+    """(source, fmt, where it came from or None): with ``backend`` ({url, table}) the Ibis table
+    there; with ``engine="spark"`` the file read by Spark; else ``source`` as it is."""
+    if backend is None and engine in (None, "duckdb"):
         return source, fmt, None
+    from .engines import open_source
+    read = open_source(source, engine=engine, backend=backend, fmt=fmt)
+    if backend is not None:
+        return read, None, {"path": None, "format": "table", "table": backend.get("table")}
+    kind = _format_of(os.fspath(source), fmt)[0]
+    return read, None, {"path": os.fspath(source), "format": kind, "bytes": os.path.getsize(source)}
+
+
+def _adapt(source, fmt, fields: list[str], origin: dict | None = None):
+    """(source, fmt, (exclusions, notes, origin) or None): a ``fmt`` that names an adapter of
+    :mod:`perdoc.adapters` (an evaluation framework's output) reads ``source`` through it into a
+    DataFrame, which is then loaded like any other. ``origin`` (from :func:`_engine_source`) is
+    recorded in the table's ``source``."""
+    if fmt is None or _FMT_ALIASES.get(str(fmt).lower().lstrip(".")) is not None:
+        return source, fmt, (None if origin is None else ((), [], origin))
     try:
         from . import adapters
     except ImportError:
-        return source, fmt, None
-    if str(fmt).lower() not in getattr(adapters, "FORMATS", ()):
-        return source, fmt, None
-    df, exclusions, notes = adapters.read(source, str(fmt).lower(), fields=list(fields))
-    return df, None, (tuple(exclusions or ()), list(notes or ()))
+        return source, fmt, (None if origin is None else ((), [], origin))
+    known = getattr(adapters, "is_adapter", None)
+    if not (known(str(fmt)) if known is not None else str(fmt).lower() in getattr(adapters, "FORMATS", ())):
+        return source, fmt, (None if origin is None else ((), [], origin))
+    df, exclusions, notes = adapters.read(source, str(fmt), fields=list(fields))
+    label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    return df, None, (tuple(exclusions or ()), list(notes or ()),
+                      origin or {"path": label, "format": str(fmt).lower()})
 
 
 def _adapted_table(table, adapted):
-    """The table with what an adapter excluded and noted attached (unchanged without an adapter)."""
+    """The table with what an adapter excluded and noted attached, and where the data came from
+    (unchanged for a file or DataFrame read directly)."""
     if adapted is None:
         return table
-    exclusions, notes = adapted
+    exclusions, notes, origin = adapted
     source = dict(table.source)
+    source.update({k: v for k, v in origin.items() if v is not None or k not in source})
     if notes:
         source["notes"] = list(source.get("notes", [])) + notes
     return replace(table, source=source, exclusions=tuple(table.exclusions) + exclusions)

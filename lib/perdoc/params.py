@@ -66,6 +66,8 @@ class DataSpec:
     metric: str | None = None       # declared kind of score: binary, proportion or score (default: inferred)
     allow_similar_ids: bool = False  # keep ids that differ only in spaces, case or Unicode form apart
     trec: TrecSpec | None = None     # a TREC run + qrels instead of a data file (doc and score columns set)
+    engine: str | None = None        # duckdb (default) or spark: what reads and aggregates the file
+    backend: dict | None = None      # {url, table}: a table of an Ibis backend instead of a file
 
     @property
     def aggregated(self) -> bool:
@@ -180,6 +182,11 @@ SCHEMA: dict[str, Any] = {
         "format": (_STR, False),
         "metric": (_STR, False),
         "allow_similar_ids": ("true or false", False),
+        "engine": (_STR, False),
+        "backend": ({
+            "url": (_STR, True),
+            "table": (_STR, True),
+        }, False),
     }, True),
     "design": ({
         "population": (_STR, True),
@@ -240,6 +247,19 @@ def load_params(path) -> Study:
     return parse_params(raw, base=path.resolve().parent, label=label, params_path=path)
 
 
+def _engine_keys(d: dict, label: str) -> dict:
+    """``data.engine`` (duckdb or spark) and ``data.backend`` ({url, table}), checked."""
+    engine = d.get("engine")
+    if engine is not None and engine.lower() not in ("duckdb", "spark"):
+        raise ParamsError(f"{label}: key 'data.engine' must be duckdb or spark (got {engine!r})")
+    backend = d.get("backend")
+    if backend is not None and engine is not None:
+        raise ParamsError(f"{label}: give either 'data.engine' (how to read data.path) or 'data.backend' "
+                          "(a table elsewhere), not both")
+    return {"engine": None if engine is None else engine.lower(),
+            "backend": None if backend is None else {"url": backend["url"], "table": backend["table"]}}
+
+
 def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | None = None) -> Study:
     """Validate an already parsed params mapping (``base`` resolves relative data paths)."""
     if raw is None:
@@ -261,7 +281,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     trec = None
     if d.get("trec") is not None:
         trec, d = _trec_data(d, base, label)
-    for key in ("path", "doc"):
+    for key in ("path", "doc") if d.get("backend") is None else ("doc",):
         if d.get(key) is None:
             raise ParamsError(f"{label}: missing required key 'data.{key}'")
     has_score, has_agg = "score" in d, ("n" in d or "s" in d)
@@ -272,7 +292,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: key 'data' with a per-document table needs both 'n' and 's'")
     if "compare_to" in d and not has_score:
         raise ParamsError(f"{label}: key 'data.compare_to' needs per-chunk rows ('data.score')")
-    data_path = Path(d["path"])
+    data_path = Path(d["path"] if d.get("path") is not None else d["backend"]["table"])
     if not data_path.is_absolute():
         data_path = (base / data_path).resolve()
     data_format = d.get("format")
@@ -293,7 +313,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: key 'data.allow_similar_ids' must be true or false, got {_show(similar)}")
     data = DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
                     q=d.get("q"), compare_to=d.get("compare_to"), format=data_format, metric=metric,
-                    allow_similar_ids=bool(similar), trec=trec)
+                    allow_similar_ids=bool(similar), trec=trec, **_engine_keys(d, label))
 
     g = raw["design"]
     sampling = g.get("sampling", "srs")

@@ -52,7 +52,8 @@ def _adapter_chunks(d, path, attrs):
 def _read_options(d) -> dict:
     """How the params' ``data`` block says to read its files (the census too): format, declared
     metric, similar ids."""
-    return {"fmt": d.format, "metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
+    return {"fmt": d.format, "metric": d.metric, "allow_similar_ids": d.allow_similar_ids,
+            "engine": getattr(d, "engine", None), "backend": getattr(d, "backend", None)}
 
 
 def load_study_pairs(study: Study):
