@@ -85,12 +85,13 @@ def read_deepeval(source, fields: list[str]):
     folded = {n.lower(): n for n in names}
 
     def metric_of(field):
-        for prefix in ("metrics_data.", "metrics."):
-            if field.startswith(prefix) and field[len(prefix):] in names:
-                return field[len(prefix):]
-        if field in names:
-            return field
-        return folded.get(field.lower())
+        """The metric a field names: exactly, or ignoring case, with or without 'metrics.'."""
+        for f in (field, *(field[len(p):] for p in ("metrics_data.", "metrics.") if field.startswith(p))):
+            if f in names:
+                return f
+            if f.lower() in folded:
+                return folded[f.lower()]
+        return None
 
     def resolve(rec, field):
         v = lookup(rec, field)

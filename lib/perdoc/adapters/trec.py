@@ -55,7 +55,7 @@ def read_doc_map(path, queries: set) -> dict:
     except UnicodeDecodeError:
         raise DataFileError(f"cannot read {path} as the document map: it is not UTF-8 text") from None
     first = text.split("\n", 1)[0]
-    delim = "\t" if ("\t" in first or path.lower().endswith(".tsv")) else ","
+    delim = "\t" if "\t" in first else "," if "," in first else ("\t" if path.lower().endswith(".tsv") else ",")
     rows = [r for r in csv.reader(text.splitlines(), delimiter=delim) if r and any(c.strip() for c in r)]
     if not rows:
         raise InputError(f"{path}: the document map is empty")
