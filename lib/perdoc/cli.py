@@ -361,7 +361,7 @@ def _print_estimates(args, result, table, aggregated) -> None:
         out = result.to_dict()
         out["input"] = {k: v for k, v in table.source.items()}
         out["input"]["aggregated"] = aggregated
-        out["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in table.exclusions]
+        out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in table.exclusions]
         print(json.dumps(out, indent=2, sort_keys=False))
     else:
         print(format_estimates(result, table))
@@ -406,7 +406,7 @@ def _compare_pairs(args, pairs) -> int:
     if args.json:
         out = result.to_dict()
         out["input"] = dict(pairs.source)
-        out["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
+        out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
         print(json.dumps(out, indent=2))
     else:
         print(format_comparison(result, pairs))
