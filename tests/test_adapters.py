@@ -299,3 +299,37 @@ def test_report_from_trec_runs_lists_the_exclusions(ir_measures, tmp_path):
         "queries ranked in the run(s) but not judged in the qrels", "judged queries not in the document map"}
     assert "judged queries not in the document map" in (tmp_path / "out" / "fw" / "report.html").read_text()
     assert np.isfinite(summary["macro"]["estimate"])
+
+
+def test_io_loaders_read_adapter_formats_through_read(inspect_ai):
+    """perdoc.load_chunks / load_pairs with fmt naming an adapter call perdoc.adapters.read and give
+    the same table as the adapters' own loaders, notes and exclusions included."""
+    import perdoc
+    direct = perdoc.load_chunks(F / "inspect.eval", doc="metadata.source_doc", score="match", fmt="inspect")
+    mine = adapters.load_chunks(F / "inspect.eval", "inspect", doc="metadata.source_doc", score="match")
+    assert _sums(direct) == _sums(mine)
+    assert tuple(direct.exclusions) == tuple(mine.exclusions)
+    assert direct.source["notes"] == mine.source["notes"]
+    pairs = perdoc.load_pairs(F / "deepeval.json", doc="additional_metadata.doc", a="Faithfulness",
+                              b="Contextual Relevancy", fmt="deepeval")
+    assert pairs.K == 3 and sum(e.rows for e in pairs.exclusions) == 1
+
+
+def test_trec_eval_measure_names_are_accepted(ir_measures):
+    a = adapters.load_trec(F / "run_a.trec", F / "qrels.txt", "ndcg_cut.10", F / "doc_map.csv")
+    b = adapters.load_trec(F / "run_a.trec", F / "qrels.txt", "nDCG@10", F / "doc_map.csv")
+    assert _sums(a) == _sums(b) and a.source["notes"][0].startswith("per-query nDCG@10")
+
+
+def test_lm_eval_json_array_and_long_lines(tmp_path):
+    records = [json.loads(line) for line in (F / "lm_eval_samples.jsonl").read_text().splitlines()]
+    for r in records:
+        r["arguments"]["gen_args_0"]["arg_0"] += " context" * 2000  # lines far longer than a read block
+    as_lines = tmp_path / "samples.json"
+    as_lines.write_text("".join(json.dumps(r) + "\n" for r in records))
+    as_array = tmp_path / "samples_array.json"
+    as_array.write_text(json.dumps(records, indent=1))
+    want = adapters.read(F / "lm_eval_samples.jsonl", "lm-eval", ["doc.source_id", "acc,strict-match"])[0]
+    for path in (as_lines, as_array):
+        got = adapters.read(path, "lm-eval", ["doc.source_id", "acc,strict-match"])[0]
+        pd.testing.assert_frame_equal(got, want)

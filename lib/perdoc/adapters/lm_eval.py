@@ -9,6 +9,7 @@ are set aside (they are the same samples scored another way, not measurements le
 
 from __future__ import annotations
 
+import json
 import os
 
 from ..errors import ParameterError
@@ -18,9 +19,20 @@ WHAT = "lm-evaluation-harness samples"
 
 
 def _records(path: str) -> list:
+    """JSON Lines (what --log_samples writes), or one JSON document: a list of records, or (older
+    harness versions) an object holding one list."""
     with open(path, "rb") as fh:
-        first = fh.read(1 << 12).lstrip()
-    if first.startswith(b"[") or (path.lower().endswith(".json") and not first.startswith(b"{\"doc_id")):
+        line = fh.readline()
+        while line and not line.strip():
+            line = fh.readline()
+    line = line.strip().lstrip(b"\xef\xbb\xbf")
+    one_document = line.startswith(b"[")
+    if not one_document and line.startswith(b"{"):
+        try:
+            json.loads(line)
+        except ValueError:  # the first line is not a whole object: a pretty-printed JSON document
+            one_document = True
+    if one_document:
         raw = read_json(path, WHAT)
         if isinstance(raw, dict):  # older harness versions: {task: [records]}
             lists = [v for v in raw.values() if isinstance(v, list)]

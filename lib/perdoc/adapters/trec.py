@@ -105,9 +105,17 @@ def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None):
     irm = _ir_measures()
     try:
         m = irm.parse_measure(str(measure))
-    except Exception as e:
+    except Exception:
+        try:  # trec_eval's names: ndcg_cut.10, recip_rank, P.5
+            found = list(irm.parse_trec_measure(str(measure)))
+        except Exception:
+            found = []
+        if len(found) != 1:
+            found = []
+        m = found[0] if found else None
+    if m is None:
         raise ParameterError(f"measure {measure!r} is not one ir-measures parses (e.g. nDCG@10, RR, P@5, R@100, AP): "
-                             f"{str(e).strip().splitlines()[0][:120]}") from None
+                             "see ir-measures' list of measures") from None
     qrels_path = check_file(qrels, "the qrels")
     try:
         judged_rows = list(irm.read_trec_qrels(qrels_path))
