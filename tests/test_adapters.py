@@ -333,3 +333,14 @@ def test_lm_eval_json_array_and_long_lines(tmp_path):
     for path in (as_lines, as_array):
         got = adapters.read(path, "lm-eval", ["doc.source_id", "acc,strict-match"])[0]
         pd.testing.assert_frame_equal(got, want)
+
+
+def test_inspect_log_without_sample_ids_or_unfinished(inspect_ai, tmp_path):
+    raw = json.loads((F / "inspect.json").read_text())
+    raw["eval"]["dataset"].pop("sample_ids", None)  # cannot be streamed: read whole
+    raw["status"] = "cancelled"
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(raw))
+    df, excl, notes = adapters.read(p, "inspect", ["metadata.source_doc", "match"])
+    assert len(df) == 12 and sum(e.rows for e in excl) == 2
+    assert any("status is cancelled" in n for n in notes)

@@ -48,15 +48,25 @@ def _samples(path: str) -> tuple[list[dict], dict]:
     """The samples as plain dicts, and the log's header (task, model, epochs)."""
     keep = {"id", "epoch", "target", "metadata", "scores", "error", "input"}
     try:
-        from inspect_ai.log import read_eval_log
+        from inspect_ai.log import read_eval_log, read_eval_log_samples
     except ImportError:
         read_eval_log = None
     if read_eval_log is not None:
         try:
-            log = read_eval_log(path)
+            log = read_eval_log(path, header_only=True)
+            # stream the samples, without the transcripts (events, messages) a large log is made of
+            heavy = {"events", "messages", "attachments", "store", "output"}
+            try:
+                try:
+                    stream = read_eval_log_samples(path, all_samples_required=False, exclude_fields=heavy)
+                except TypeError:  # older inspect_ai: no exclude_fields
+                    stream = read_eval_log_samples(path, all_samples_required=False)
+                samples = [s.model_dump(mode="json", include=keep) for s in stream]
+            except Exception:  # a header without sample ids cannot be streamed: read the whole log
+                samples = [s.model_dump(mode="json", include=keep) for s in (read_eval_log(path).samples or [])]
         except Exception as e:  # a broken or foreign file: one line, naming it
-            raise DataFileError(f"cannot read {path} as {WHAT}: {str(e).strip().splitlines()[0][:200]}") from None
-        samples = [s.model_dump(mode="json", include=keep) for s in (log.samples or [])]
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise DataFileError(f"cannot read {path} as {WHAT}: {first[:200]}") from None
         head = {"task": log.eval.task, "model": log.eval.model, "epochs": log.eval.config.epochs,
                 "status": log.status, "version": log.version}
         return samples, head
@@ -122,6 +132,9 @@ def read(source, fields: list[str]):
     used = [f for f in fields if _scorer_of(f, scorers)[0] is not None and isinstance(lookup(ok[0] if ok else {}, f), Missing)]
     if used or any(f.startswith("scores.") for f in fields):
         notes.append(MAPPING_NOTE)
+    if head.get("status") not in (None, "success"):
+        notes.append(f"the log's status is {head.get('status')}: the run did not finish, so samples it never "
+                     "reached are absent (neither measured nor counted as excluded)")
     if len(epochs) > 1:
         notes.append(f"one row per sample and epoch: each of the {len(epochs)} epochs is a measurement of the "
                      "document (epochs are not averaged per sample first)")
