@@ -152,7 +152,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                        count(*) AS n,
                        {agg}(x) AS s,
                        {agg}(x * x) AS q,
-                       count(*) - count(raw) AS n_null,
+                       {"0" if src.without_nulls(score) else "count(*) - count(raw)"} AS n_null,
                        {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
                        {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
                        {"0" if unit else "sum(abs(x * (x - 1)))"} AS dev01
@@ -699,6 +699,20 @@ class _Source:
             return False
         lo, hi, groups, with_min, with_max = row
         return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
+
+    def without_nulls(self, name: str) -> bool:
+        """Whether the file's own statistics (a Parquet footer) show no missing value in ``name``:
+        then the count of missing scores is known to be 0 without an aggregate over every row."""
+        if self.parquet_lit is None or name in self.refs:
+            return False
+        try:
+            row = self.con.execute(
+                f"SELECT count(*), count(stats_null_count), sum(stats_null_count) "
+                f"FROM parquet_metadata({self.parquet_lit}) WHERE path_in_schema = ?", [name]).fetchone()
+        except duckdb.Error:
+            return False
+        groups, with_stat, nulls = row
+        return bool(groups and with_stat == groups and nulls == 0)
 
     def fetch(self, sql: str, params=None) -> dict:
         try:
