@@ -297,7 +297,9 @@ def test_report_from_trec_runs_lists_the_exclusions(ir_measures, tmp_path):
     summary = json.loads((tmp_path / "out" / "fw" / "summary.json").read_text())
     assert {e["reason"].split(" (")[0] for e in summary["exclusions"]} == {
         "queries ranked in the run(s) but not judged in the qrels", "judged queries not in the document map"}
-    assert "judged queries not in the document map" in (tmp_path / "out" / "fw" / "report.html").read_text()
+    html = (tmp_path / "out" / "fw" / "report.html").read_text()
+    assert "judged queries not in the document map" in html
+    assert "How the input was read (1)" in html                      # the adapter's notes are shown
     assert np.isfinite(summary["macro"]["estimate"])
 
 
