@@ -300,6 +300,9 @@ def test_report_from_trec_runs_lists_the_exclusions(ir_measures, tmp_path):
     html = (tmp_path / "out" / "fw" / "report.html").read_text()
     assert "judged queries not in the document map" in html
     assert "How the input was read (1)" in html                      # the adapter's notes are shown
+    import hashlib
+    for key, name in (("qrels", "qrels.txt"), ("doc_map", "doc_map.csv")):   # every input hashed
+        assert summary["input"]["trec"][key]["sha256"] == hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
     assert np.isfinite(summary["macro"]["estimate"])
 
 

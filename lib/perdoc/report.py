@@ -272,6 +272,13 @@ def _compute_analysis(study: Study, params_path: str, shown: dict | None = None)
     if census is not None:
         c = facts(study.census)
         info["census"] = {"file": c["file"], "bytes": c["bytes"], "sha256": c["sha256"], "documents": census.K}
+    if d.trec is not None:
+        info["trec"] = {"measure": d.trec.measure}
+        for key in ("qrels", "doc_map", "compare_run"):
+            p = getattr(d.trec, key)
+            if p is not None:
+                f = facts(p)
+                info["trec"][key] = {"file": f["file"], "bytes": f["bytes"], "sha256": f["sha256"]}
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
                     pseudo_simulation=pseudo)
@@ -692,6 +699,11 @@ def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
         return dest
 
     data = replace(study.data, path=copy(study.data.path, "data"))
+    if study.data.trec is not None:  # every file of a TREC evaluation is read once, from its copy
+        tr = study.data.trec
+        data = replace(data, trec=replace(
+            tr, run=data.path, qrels=copy(tr.qrels, "qrels"), doc_map=copy(tr.doc_map, "doc_map"),
+            compare_run=None if tr.compare_run is None else copy(tr.compare_run, "compare_run")))
     census = None if study.census is None else copy(study.census, "census")
     return replace(study, data=data, census=census), shown
 
