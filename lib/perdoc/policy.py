@@ -1,7 +1,7 @@
 """Which interval leads when nothing else decides: the defaults the coverage panel supports.
 
 The coverage panel (``benchmarks/coverage_panel.py``, results in ``benchmarks/README.md``) ran every
-method on 29 censuses (synthetic ones spanning size inequality, intra-class correlation, base rate,
+method on 33 censuses (synthetic ones spanning size inequality, intra-class correlation, base rate,
 skewness and size-rate correlation, and four real clustered data sets) at K = 5, 10, 20 and 40. The
 defaults follow it:
 
@@ -13,7 +13,9 @@ defaults follow it:
 * macro mean: ``bootstrap_t`` (document bootstrap-t) when the bootstrap ran: it reached 0.94 in 90%
   of the panel's cells at K = 20 against 52% for the t interval, at a median width 1.05 of t's; the t
   interval (``t``) otherwise;
-* a paired difference: ``cr2`` (micro) and ``t`` (macro), as the article's paired experiment found.
+* a paired difference: ``cr2`` (micro) and ``t`` (macro): on the panel's paired censuses CR2 covered
+  0.961 on average at K = 20 (every census >= 0.94) and t 0.930, while every bootstrap stayed near
+  0.84-0.90, as the article's paired experiment found.
 
 Under a stratified or two-stage design the design-based interval (``design``) leads. With a census
 in the params, a report leads with what its own simulation supports instead (perdoc.report).
