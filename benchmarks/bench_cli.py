@@ -5,7 +5,8 @@ process running the bare DuckDB ``GROUP BY`` fetched to numpy (``baseline_groupb
 alternate (baseline, perdoc, baseline, perdoc, ...) after one untimed warm-up of each, so both see
 the same warm page cache; medians are reported.
 
-Targets: perdoc wall time at most 1.5x the baseline's; perdoc peak RSS at most 1 GB (10^9 bytes).
+Targets: perdoc wall time at most 1.3x the baseline's at 10^7 rows and 1.1x at 10^8 (``--rows``);
+perdoc peak RSS at most 1 GB (10^9 bytes).
 
 A phase breakdown of one in-process perdoc run (imports, load_chunks, estimate) is recorded too,
 so a failed target points at where the time goes.
@@ -26,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bench  # noqa: E402
 import gen_data  # noqa: E402
 
-TIME_RATIO_TARGET = 1.5
+TIME_RATIO_TARGET = 1.3        # at 10^7 rows; the fixed start-up weighs less on larger files:
+TIME_RATIO_TARGET_LARGE = 1.1  # from 5 * 10^7 rows on (measured at 10^8)
+LARGE_ROWS = 50_000_000
 RSS_TARGET_MIB = 1e9 / 2**20  # 1 GB
 VARIANTS = {"str": "doc_id string, hit int8", "int": "doc_id int64, hit double"}
 
@@ -70,6 +73,10 @@ def check_perdoc_output(out: Path, rows: int, docs: int) -> str | None:
     return None
 
 
+def ratio_target(rows: int) -> float:
+    return TIME_RATIO_TARGET_LARGE if rows >= LARGE_ROWS else TIME_RATIO_TARGET
+
+
 def bench_variant(key: str, path: Path, runs: int, rows: int, docs: int) -> dict:
     out = _bench.DATA / f".perdoc_{key}.json.tmp"
     cmds = {"baseline": baseline_cmd(path), "perdoc": perdoc_cmd(path)}
@@ -104,7 +111,7 @@ def bench_variant(key: str, path: Path, runs: int, rows: int, docs: int) -> dict
         cpu = {who: _bench.median(x["user_s"] + x["sys_s"] for x in samples[who]) for who in samples}
         result.update(median=med, time_ratio=ratio, paired_time_ratio=pair, cpu_s=cpu,
                       cpu_ratio=cpu["perdoc"] / cpu["baseline"],
-                      time_pass=ratio <= TIME_RATIO_TARGET,
+                      time_pass=ratio <= ratio_target(rows),
                       rss_pass=med["perdoc"]["maxrss_mib"] <= RSS_TARGET_MIB,
                       max_perdoc_rss_mib=max(x["maxrss_mib"] for x in samples["perdoc"]))
         # phases of one in-process run (separate process; not part of the timed comparison)
@@ -128,18 +135,19 @@ def main(argv=None) -> int:
         variants.append(bench_variant(key, files[key], max(a.runs, 1), a.rows, a.docs))
     ok = [v for v in variants if v["error"] is None]
     summary = {
-        "targets": {"time_ratio_max": TIME_RATIO_TARGET, "rss_max_mib": RSS_TARGET_MIB},
+        "targets": {"time_ratio_max": ratio_target(a.rows), "rss_max_mib": RSS_TARGET_MIB},
+        "rows": a.rows,
         "variants": variants,
         "pass": bool(ok) and len(ok) == len(variants) and all(v["time_pass"] and v["rss_pass"] for v in ok),
     }
-    path = _bench.write_part("bench_cli", summary)
+    path = _bench.write_part("bench_cli" if a.rows == gen_data.ROWS else f"bench_cli_{a.rows}", summary)
     for v in variants:
         if v["error"]:
             print(f"  [{v['variant']}] ERROR: {v['error']}")
         else:
             m = v["median"]
             print(f"  [{v['variant']}] median wall perdoc {m['perdoc']['wall_s']:.2f} s vs baseline "
-                  f"{m['baseline']['wall_s']:.2f} s = {v['time_ratio']:.2f}x (target <= {TIME_RATIO_TARGET}x); "
+                  f"{m['baseline']['wall_s']:.2f} s = {v['time_ratio']:.2f}x (target <= {ratio_target(a.rows)}x); "
                   f"peak RSS perdoc {m['perdoc']['maxrss_mib']:.0f} MiB (target <= {RSS_TARGET_MIB:.0f} MiB), "
                   f"baseline {m['baseline']['maxrss_mib']:.0f} MiB")
             print(f"        checks: median of paired ratios {v['paired_time_ratio']:.2f}x; CPU time (user+sys) "

@@ -5,6 +5,7 @@
 #
 #   BENCH_RUNS=5      timed runs of each side in benchmark 1 (alternating; at least 3)
 #   BENCH_STRICT=1    exit 1 when a target fails (default: exit 1 only when a benchmark breaks)
+#   BENCH_LARGE=1     also benchmark 1 at 10^8 rows (target 1.1x)
 #
 # Other processes on the machine distort the timings: run it on an otherwise idle machine.
 set -uo pipefail
@@ -33,6 +34,14 @@ step python benchmarks/profile_load.py --variant int
 step python benchmarks/bench_cr2.py
 step python benchmarks/bench_bootstrap.py --runs 1
 step python benchmarks/bench_simulate.py --runs 1
+# --engine spark against --engine duckdb on benchmark 1's file (needs perdoc[spark] and Java)
+if python -c "import pyspark, ibis" 2>/dev/null && command -v java >/dev/null; then
+    step python benchmarks/bench_engines.py --runs 2
+fi
+# benchmark 1 at 10^8 rows (a 415 MiB file, about 3 minutes): BENCH_LARGE=1
+if [ "${BENCH_LARGE:-0}" = "1" ]; then
+    step python benchmarks/bench_cli.py --runs 3 --rows 100000000
+fi
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 
 strict=()
