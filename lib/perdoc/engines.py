@@ -262,6 +262,7 @@ def spark_session():
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.sql.ansi.enabled", "false")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.driver.memory", "2g")
             .getOrCreate())
 
