@@ -252,3 +252,38 @@ def _cli_json(*args):
 
 def _without_input(out):
     return {k: v for k, v in out.items() if k != "input"}
+
+
+def test_backend_table_for_docs_compare_and_simulate(tmp_path, frame):
+    import duckdb
+    db = tmp_path / "w.ddb"
+    con = duckdb.connect(str(db))
+    con.register("f", frame)
+    con.execute("CREATE TABLE chunks AS SELECT * FROM f")
+    con.execute("CREATE TABLE docs AS SELECT doc, count(*) AS n, sum(hit) AS s FROM f GROUP BY doc")
+    con.close()
+    backend = {"url": f"duckdb://{db}", "table": "docs"}
+    agg = frame.groupby("doc").agg(n=("hit", "size"), s=("hit", "sum")).reset_index()
+    a, b = load_docs(agg, "doc", "n", "s"), load_docs(None, "doc", "n", "s", backend=backend)
+    assert list(a.doc) == list(b.doc) and np.array_equal(a.s, b.s)
+    flags = ["--backend", f"duckdb://{db}", "--table", "chunks", "--doc", "doc"]
+    ref = _cli_json("compare", "--doc", "doc", "--score", "frac", "--vs", "b", "--replicates", "0", "--json",
+                    _write(tmp_path, frame))
+    got = _cli_json("compare", *flags, "--score", "frac", "--vs", "b", "--replicates", "0", "--json")
+    assert _without_input(ref) == _without_input(got)
+    sim = _cli_json("simulate", *flags, "--score", "hit", "--k", "20", "--reps", "20", "--replicates", "0", "--json")
+    assert sim
+
+
+def test_engine_spark_needs_a_file(frame, capsys):
+    from perdoc.errors import ParameterError
+    with pytest.raises(ParameterError, match="engine='spark' reads a file"):
+        load_chunks(frame, "doc", "hit", engine="spark")
+    assert main(["estimate", "--backend", "duckdb://x.ddb", "--doc", "d", "--score", "s"]) != 0
+    assert "--backend URL and --table NAME go together" in capsys.readouterr().err
+
+
+def _write(tmp_path, frame):
+    path = tmp_path / "chunks.parquet"
+    frame.to_parquet(path, index=False)
+    return path

@@ -271,6 +271,9 @@ def spark_read(path: str, fmt: str | None = None, session=None):
     """A Spark DataFrame of the file: CSV/TSV (every column as text, parsed by the aggregation as
     the DuckDB path parses it), Parquet, JSON Lines or JSON (one document, ``multiLine``)."""
     from .io import _format_of
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"engine='spark' reads a file; pass a {type(path).__name__} to the loader as it is "
+                             "(a Spark DataFrame is aggregated by Spark without engine=)")
     path = os.fspath(path)
     if path == "-" or not os.path.isfile(path):
         if path == "-" or os.path.exists(path):

@@ -12,8 +12,11 @@ Two routes lead to a :class:`~perdoc.table.DocTable`:
 
       SELECT doc_id, COUNT(*) AS n, SUM(score) AS s, SUM(score*score) AS q FROM results GROUP BY doc_id
 
-A source is a file path, ``"-"`` for standard input, a pipe (``<(zcat runs.csv.gz)``) or a pandas
-DataFrame. A stream has no file name to tell its format from: pass ``fmt`` (``--format`` on the
+A source is a file path, ``"-"`` for standard input, a pipe (``<(zcat runs.csv.gz)``) or a
+DataFrame: pandas, polars, a pyarrow Table or RecordBatchReader and a DuckDB relation are scanned by
+DuckDB in memory; an Ibis table or a Spark DataFrame is aggregated where it lives
+(:mod:`perdoc.engines`), as is a file with ``engine="spark"`` or a warehouse table with
+``backend={"url": ..., "table": ...}``. A stream has no file name to tell its format from: pass ``fmt`` (``--format`` on the
 command line); it is copied into DuckDB's temporary folder (deleted afterwards) and read from there,
 gzip-compressed or not. Paths are always local files, never URLs: DuckDB gets absolute paths and
 never installs or loads an extension. A file whose bytes contradict its name (gzip or Parquet data
