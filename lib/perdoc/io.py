@@ -348,8 +348,6 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     :func:`load_chunks`; scores whose squares leave the double range are summed multiplied by one
     power of two for both systems (``PairTable.scale``). Returns a :class:`perdoc.compare.PairTable`.
     """
-    from .pairs import PairTable
-    from .table import Exclusion
     metric = _check_metric(metric)
     _check_names(doc=doc, a=a, b=b)
     source, fmt, origin = _engine_source(source, fmt, engine, backend)
@@ -391,72 +389,86 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
             FROM (SELECT {", ".join(parts)} FROM {src.relation})
             GROUP BY d ORDER BY d NULLS LAST"""
         res = src.fetch(sql, {"scale": 1.0})
-        rows_per_doc = _plain(res["rows"], float)
-        docs = _plain(res["doc"], object)
-        rows = int(rows_per_doc.sum())
-        if rows == 0:
-            raise InputError(f"{src.label} has no data rows")
-        missing_doc = np.array([v is None for v in docs])
-        if missing_doc.any():
-            k = int(rows_per_doc[missing_doc].sum())
-            raise InputError(f"column '{doc}' in {src.label}: {k} of {rows} row(s) have no document id; "
-                             "every row needs a document id")
-        for tag, col in (("a", a), ("b", b)):
-            _check_scores(res, col, src.label, text=f"text_{tag}", example=f"ex_{tag}", nan=f"nan_{tag}",
-                          inf=f"inf_{tag}")
-        n_both = _plain(res["n_both"], float)
-        n_a = _plain(res["n_a"], float)
-        n_b = _plain(res["n_b"], float)
-        only_a = int((n_a - n_both).sum())
-        only_b = int((n_b - n_both).sum())
-        neither = int((rows_per_doc - n_a - n_b + n_both).sum())
-        exclusions = ()
-        if not unpaired:
-            if only_a or only_b or neither:
-                raise InputError(
-                    f"{src.label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
-                    f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
-                    "comparison needs both scores on every row (use the unpaired comparison to compare "
-                    "them anyway, by the delta method)")
-        elif neither:
-            exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
-        kinds, sizes = {}, []
-        for tag, col, x, n_x in (("a", a, xa, n_a), ("b", b, xb, n_b)):
-            has = n_x > 0
-            if not has.any():
-                kinds[col] = ("score", "no scores")
-                continue
-            lo = float(np.min(_plain(res[f"lo_{tag}"], float)[has]))
-            hi = float(np.max(_plain(res[f"hi_{tag}"], float)[has]))
-            binary = bool(np.all(_plain(res[f"dev01_{tag}"], float)[has] == 0))
-            kinds[col] = _chunk_metric(binary, False, lo, hi)
-            if metric is not None and _violates(metric, kinds[col][0]):
-                _metric_violation(src, x, col, metric)
-            sizes.append(max(-lo, hi))
-        # one power of two for both systems (q_d mixes them), from the larger of their largest scores
-        scale = _scale_for(max(sizes, default=0.0))
-        if scale != 1.0:
-            res = src.fetch(sql, {"scale": scale})
-        sums = ["s_a", "q_a", "s_b", "q_b"] + ([] if unpaired else ["q_d"])
-        for key in sums:
-            n_x = n_b if key.endswith("_b") else n_a
-            v = _plain(res[key], float)[n_x > 0]
-            if not np.all(np.isfinite(v)):
-                col = b if key.endswith("_b") else a
-                what = f"columns '{a}' and '{b}'" if key == "q_d" else f"column '{col}'"
-                raise InputError(f"{what} in {src.label}: sums of scores or of their squares leave the double "
-                                 "range; multiply the scores by a constant that brings them near 1")
-        order = {"binary": 0, "proportion": 1, "score": 2}
-        kind = max((k for k, _ in kinds.values()), key=order.get)
-        (ka, ra), (kb, rb) = kinds[a], kinds[b]
-        reason = ra if (ka, ra) == (kb, rb) else f"'{a}': {ra}; '{b}': {rb}"
-        info = src.info(rows)
-        info.update({"rows_only_a": only_a, "rows_only_b": only_b, "rows_neither": neither})
-        info.update(_metric_info(metric, kind, reason))
-        if metric is not None:
-            info["binary"] = metric == "binary"
-        info.update(_similar_ids(docs, doc, src.label, allow_similar_ids))
-        label = src.label
+        pairs = _pairs_table(res, label=src.label, info_fn=src.info,
+                             refetch=lambda scale: src.fetch(sql, {"scale": scale}),
+                             violation=lambda tag, col: _metric_violation(src, xa if tag == "a" else xb, col, metric),
+                             doc=doc, a=a, b=b, unpaired=unpaired, metric=metric,
+                             allow_similar_ids=allow_similar_ids)
+    return _adapted_table(pairs, adapted)
+
+
+def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str, a: str, b: str,
+                 unpaired: bool, metric, allow_similar_ids: bool):
+    """The pair table from a paired aggregation (any engine): checks, metric, scale, similar ids.
+    ``refetch(scale)`` aggregates again with the scores times ``scale``; ``violation(tag, col)``
+    raises the error for a score of system ``tag`` ("a" or "b") that breaks the declared metric."""
+    from .pairs import PairTable
+    from .table import Exclusion
+    rows_per_doc = _plain(res["rows"], float)
+    docs = _plain(res["doc"], object)
+    rows = int(rows_per_doc.sum())
+    if rows == 0:
+        raise InputError(f"{label} has no data rows")
+    missing_doc = np.array([v is None for v in docs])
+    if missing_doc.any():
+        k = int(rows_per_doc[missing_doc].sum())
+        raise InputError(f"column '{doc}' in {label}: {k} of {rows} row(s) have no document id; "
+                         "every row needs a document id")
+    for tag, col in (("a", a), ("b", b)):
+        _check_scores(res, col, label, text=f"text_{tag}", example=f"ex_{tag}", nan=f"nan_{tag}",
+                      inf=f"inf_{tag}")
+    n_both = _plain(res["n_both"], float)
+    n_a = _plain(res["n_a"], float)
+    n_b = _plain(res["n_b"], float)
+    only_a = int((n_a - n_both).sum())
+    only_b = int((n_b - n_both).sum())
+    neither = int((rows_per_doc - n_a - n_b + n_both).sum())
+    exclusions = ()
+    if not unpaired:
+        if only_a or only_b or neither:
+            raise InputError(
+                f"{label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
+                f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
+                "comparison needs both scores on every row (use the unpaired comparison to compare "
+                "them anyway, by the delta method)")
+    elif neither:
+        exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
+    kinds, sizes = {}, []
+    for tag, col, n_x in (("a", a, n_a), ("b", b, n_b)):
+        has = n_x > 0
+        if not has.any():
+            kinds[col] = ("score", "no scores")
+            continue
+        lo = float(np.min(_plain(res[f"lo_{tag}"], float)[has]))
+        hi = float(np.max(_plain(res[f"hi_{tag}"], float)[has]))
+        binary = bool(np.all(_plain(res[f"dev01_{tag}"], float)[has] == 0))
+        kinds[col] = _chunk_metric(binary, False, lo, hi)
+        if metric is not None and _violates(metric, kinds[col][0]):
+            violation(tag, col)
+        sizes.append(max(-lo, hi))
+    # one power of two for both systems (q_d mixes them), from the larger of their largest scores
+    scale = _scale_for(max(sizes, default=0.0))
+    if scale != 1.0:
+        res = refetch(scale)
+    sums = ["s_a", "q_a", "s_b", "q_b"] + ([] if unpaired else ["q_d"])
+    for key in sums:
+        n_x = n_b if key.endswith("_b") else n_a
+        v = _plain(res[key], float)[n_x > 0]
+        if not np.all(np.isfinite(v)):
+            col = b if key.endswith("_b") else a
+            what = f"columns '{a}' and '{b}'" if key == "q_d" else f"column '{col}'"
+            raise InputError(f"{what} in {label}: sums of scores or of their squares leave the double "
+                             "range; multiply the scores by a constant that brings them near 1")
+    order = {"binary": 0, "proportion": 1, "score": 2}
+    kind = max((k for k, _ in kinds.values()), key=order.get)
+    (ka, ra), (kb, rb) = kinds[a], kinds[b]
+    reason = ra if (ka, ra) == (kb, rb) else f"'{a}': {ra}; '{b}': {rb}"
+    info = info_fn(rows)
+    info.update({"rows_only_a": only_a, "rows_only_b": only_b, "rows_neither": neither})
+    info.update(_metric_info(metric, kind, reason))
+    if metric is not None:
+        info["binary"] = metric == "binary"
+    info.update(_similar_ids(docs, doc, label, allow_similar_ids))
     s_a = _plain(res["s_a"], float)
     s_b = _plain(res["s_b"], float)
     q_a = _plain(res["q_a"], float)
@@ -478,8 +490,7 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
         role = m.group(1)
         what = f"column '{doc}'" if role == "doc" else f"columns '{a}' and '{b}'"
         raise type(e)(f"{what} in {label}: {msg[m.end():]}") from None
-    pairs = pairs if scale == 1.0 else replace(pairs, scale=scale)
-    return _adapted_table(pairs, adapted)
+    return pairs if scale == 1.0 else replace(pairs, scale=scale)
 
 
 # ====================================================================== metric, scale, ids
