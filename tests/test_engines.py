@@ -287,3 +287,43 @@ def _write(tmp_path, frame):
     path = tmp_path / "chunks.parquet"
     frame.to_parquet(path, index=False)
     return path
+
+
+def _same_pairs(a, b):
+    assert list(a.doc) == list(b.doc)
+    for key in ("n_a", "n_b", "s_a", "s_b"):
+        assert np.array_equal(getattr(a, key), getattr(b, key)), key
+    for key in ("q_a", "q_b", "q_d"):
+        x, y = getattr(a, key), getattr(b, key)
+        if x is None:
+            assert y is None
+        else:
+            np.testing.assert_allclose(y, x, rtol=1e-12, atol=0)
+    assert a.scale == b.scale
+    for key in ("metric", "rows", "rows_only_a", "rows_only_b", "rows_neither"):
+        assert a.source.get(key) == b.source.get(key), key
+
+
+@pytest.mark.parametrize("cols", [("frac", "b"), ("hit", "frac"), ("score", "frac")])
+def test_ibis_pairs_equal_duckdb(frame, cols):
+    _same_pairs(load_pairs(frame, "doc", *cols), load_pairs(ibis.memtable(frame), "doc", *cols))
+    holes = frame.assign(b=frame.b.where(frame.index % 7 != 0))
+    _same_pairs(load_pairs(holes, "doc", cols[0], "b", unpaired=True),
+                load_pairs(ibis.memtable(holes), "doc", cols[0], "b", unpaired=True))
+    huge = frame.assign(score=frame.score * 1e240, frac=frame.frac * 1e240)
+    _same_pairs(load_pairs(huge, "doc", "score", "frac"), load_pairs(ibis.memtable(huge), "doc", "score", "frac"))
+
+
+@pytest.mark.parametrize("case", ["unmatched", "text", "metric"])
+def test_ibis_pair_errors_like_duckdb(case):
+    df = pd.DataFrame({"doc": ["a", "a", "b", "c"], "x": ["1", "0.5", "1", "0"], "y": ["0", "1", "1", "0"]})
+    kw = {}
+    if case == "unmatched":
+        df.loc[1, "y"] = None
+    elif case == "text":
+        df.loc[2, "x"] = "n/a"
+    else:
+        kw["metric"] = "binary"
+    ref = _message(load_pairs, df, "doc", "x", "y", **kw)
+    got = _message(load_pairs, ibis.memtable(df), "doc", "x", "y", **kw)
+    assert got.replace("the duckdb table", "the DataFrame") == ref

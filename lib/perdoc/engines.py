@@ -314,3 +314,100 @@ def open_source(path, *, engine: str | None = None, backend: dict | None = None,
     if engine == "duckdb":
         return path
     return spark_read(path, fmt)
+
+
+# ====================================================================== two systems
+def pair_aggregation(t, doc: str, a: str, b: str, *, scale: float = 1.0, unit: float | None = None):
+    """The Ibis expression of :func:`perdoc.io.load_pairs`' aggregation: per document the rows,
+    the rows scored by both / by ``a`` / by ``b``, each system's checks (non-numeric, NaN and
+    infinite scores, smallest and largest, ``dev01``) and sums ``s_a``, ``q_a``, ``s_b``, ``q_b``,
+    ``q_d`` (of the scores times ``scale``). With ``unit`` (a power of two bounding |score * scale|)
+    only the sums, each as exact high parts plus small low parts (``*_hi``, ``*_lo``).
+    Returns (expression, whether both columns hold integers or booleans)."""
+    label = _label(t)
+    _require(t, [doc, a, b])
+    raw_a, xa, text_a, exact_a = _score_exprs(t, a, label)
+    raw_b, xb, text_b, exact_b = _score_exprs(t, b, label)
+    if scale != 1.0:
+        xa, xb = xa * scale, xb * scale
+    p = t.select(g=_doc_expr(t, doc), ra=raw_a, xa=xa, rb=raw_b, xb=xb)
+    d = p.xa - p.xb
+    if unit is not None:
+        metrics = {}
+        for key, v, u in (("s_a", p.xa, unit), ("q_a", p.xa * p.xa, unit * unit), ("s_b", p.xb, unit),
+                          ("q_b", p.xb * p.xb, unit * unit), ("q_d", d * d, 4 * unit * unit)):
+            metrics[f"{key}_hi"], metrics[f"{key}_lo"] = _split_sum(v, u)
+        return p.group_by("g").aggregate(**metrics).rename(doc="g"), exact_a and exact_b
+    metrics = {
+        "rows": p.count(),
+        "n_both": p.count(where=p.ra.notnull() & p.rb.notnull()),
+        "n_a": p.ra.count(),
+        "n_b": p.rb.count(),
+        "s_a": p.xa.sum(), "q_a": (p.xa * p.xa).sum(), "s_b": p.xb.sum(), "q_b": (p.xb * p.xb).sum(),
+        "q_d": (d * d).sum(),
+    }
+    for tag, raw, x, text in (("a", p.ra, p.xa, text_a), ("b", p.rb, p.xb, text_b)):
+        metrics[f"text_{tag}"] = raw.count(where=x.isnull()) if text else _zero()
+        if text:
+            metrics[f"ex_{tag}"] = raw.min(where=x.isnull())
+        metrics.update({f"nan_{tag}": x.count(where=x.isnan()), f"inf_{tag}": x.count(where=x.isinf()),
+                        f"lo_{tag}": x.min(), f"hi_{tag}": x.max(), f"dev01_{tag}": (x * (x - 1)).abs().sum()})
+    return p.group_by("g").aggregate(**metrics).rename(doc="g"), exact_a and exact_b
+
+
+def aggregate_pairs(t, *, doc: str, a: str, b: str, unpaired: bool = False, metric: str | None = None,
+                    allow_similar_ids: bool = False):
+    """:func:`perdoc.io.load_pairs` for an Ibis table: aggregated in the table's backend (the K-row
+    result comes back), then the same checks as the DuckDB path."""
+    from . import io
+    label = _label(t)
+    expr, exact = pair_aggregation(t, doc, a, b)
+    res = _fetch(expr, label)
+    for key in ("rows", "n_both", "n_a", "n_b", "text_a", "text_b", "nan_a", "nan_b", "inf_a", "inf_b"):
+        res[key] = np.asarray(res[key], dtype=float)
+    for tag in ("a", "b"):
+        res.setdefault(f"ex_{tag}", np.full(len(res["doc"]), None, dtype=object))
+    with np.errstate(invalid="ignore"):
+        size = max((float(np.nanmax(np.abs(np.asarray(res[k], dtype=float)))) if np.any(np.isfinite(
+            np.asarray(res[k], dtype=float))) else 0.0) for k in ("lo_a", "hi_a", "lo_b", "hi_b"))
+
+    def sums(scale: float) -> dict:
+        """The sums again, as exact high parts plus low parts (as the DuckDB path sums compensated)."""
+        out = dict(res)
+        # integers sum exactly as they are; sums that leave the double range (or its squares) are
+        # refetched at the scale that brings them back, or refused, by the checks
+        if (exact and scale == 1.0) or not (2.0 ** -500 < size * scale < 2.0 ** 500):
+            return out
+        unit = 2.0 ** int(np.ceil(np.log2(size * scale)))
+        again = _fetch(pair_aggregation(t, doc, a, b, scale=scale, unit=unit)[0], label)
+        if not np.array_equal(again["doc"].astype(object), res["doc"].astype(object)):
+            raise InputError(f"{label}: the documents changed between two reads; read it from a stable copy")
+        with np.errstate(invalid="ignore", over="ignore"):
+            for key in ("s_a", "q_a", "s_b", "q_b", "q_d"):
+                out[key] = np.asarray(again[f"{key}_hi"], dtype=float) + np.asarray(again[f"{key}_lo"], dtype=float)
+        return out
+
+    def violation(tag: str, col: str):
+        p = t.select(x=_score_exprs(t, col, label)[1])
+        bad = (p.x != 0) & (p.x != 1) if metric == "binary" else (p.x < 0) | (p.x > 1)
+        f = p.filter(bad)
+        r = f.aggregate(k=f.count(), lo=f.x.min(), hi=f.x.max()).to_pyarrow().to_pylist()[0]
+        io._violation_error(int(r["k"]), float(r["lo"]), float(r["hi"]), col, label, metric)
+
+    def info(rows: int) -> dict:
+        return {"path": None, "format": "dataframe", "rows": rows, "bytes": None, "engine": _engine_name(t)}
+
+    # the checks read the first pass; the sums kept are the exact ones of the second
+    return io._pairs_table(sums(1.0), label=label, info_fn=info, refetch=sums, violation=violation, doc=doc, a=a, b=b,
+                           unpaired=unpaired, metric=metric, allow_similar_ids=allow_similar_ids)
+
+
+def _fetch(expr, label: str) -> dict:
+    from . import io
+    try:
+        return _fetch_sorted(expr)
+    except (ColumnError, ParameterError, InputError):
+        raise
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise DataFileError(f"cannot aggregate {label}: {io._short(first, 200)}") from None

@@ -353,9 +353,11 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     source, fmt, origin = _engine_source(source, fmt, engine, backend)
     source, fmt, adapted = _adapt(source, fmt, [doc, a, b], origin)
     remote = _remote_table(source)
-    if remote is not None:
-        from .engines import fetch_arrow
-        source = fetch_arrow(remote, columns=[doc, a, b])
+    if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
+        from .engines import aggregate_pairs
+        pairs = aggregate_pairs(remote, doc=doc, a=a, b=b, unpaired=unpaired, metric=metric,
+                                allow_similar_ids=allow_similar_ids)
+        return _adapted_table(pairs, adapted)
     with _open_source(source, fmt) as src:
         src.require(doc, a, b)
         d_expr = _doc_expr(src.ref(doc))
