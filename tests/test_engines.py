@@ -219,6 +219,8 @@ def test_spark_equals_duckdb(spark, files, kind):
         got = load_chunks(files[kind], "doc", col, engine="spark")
         _same(ref, got)
         assert got.source["engine"] == "pyspark" and got.source["path"] == str(files[kind])
+    assert f"column 'hits' not found in {files[kind]}" in _message(load_chunks, files[kind], "doc", "hits",
+                                                                   engine="spark")
 
 
 def test_spark_dataframe_and_errors(spark, frame):
@@ -230,8 +232,8 @@ def test_spark_dataframe_and_errors(spark, frame):
     ref = _message(load_chunks, bad, "doc", "x", metric="binary")
     got = _message(load_chunks, spark.createDataFrame(bad), "doc", "x", metric="binary")
     assert got.replace("the pyspark table", "the DataFrame") == ref
-    a, b = load_pairs(frame, "doc", "frac", "b"), load_pairs(sdf, "doc", "frac", "b")
-    assert np.array_equal(a.n_a, b.n_a) and np.array_equal(a.s_a, b.s_a)
+    _same_pairs(load_pairs(frame, "doc", "frac", "b"), load_pairs(sdf, "doc", "frac", "b"))
+    _same_pairs(load_pairs(frame, "doc", "hit", "score"), load_pairs(sdf, "doc", "hit", "score"))
 
 
 def test_spark_estimate_json_identical(spark, files):

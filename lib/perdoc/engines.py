@@ -1,8 +1,9 @@
 """The per-document aggregation where the data lives: one Ibis expression for every Ibis backend
 (Spark, BigQuery, Snowflake, Trino, Postgres, ClickHouse, DuckDB, ...).
 
-:func:`perdoc.io.load_chunks` sends an Ibis table or a Spark DataFrame here; only the K-row
-per-document table comes back. The expression computes what the DuckDB path of :mod:`perdoc.io`
+:func:`perdoc.io.load_chunks` and :func:`perdoc.io.load_pairs` send an Ibis table or a Spark
+DataFrame here; only the K-row per-document table comes back (:func:`perdoc.io.load_docs` fetches
+an already aggregated table as it is). The expression computes what the DuckDB path of :mod:`perdoc.io`
 computes in its ``GROUP BY`` -- per document the count, the sum and the sum of squares of the
 scores, plus the counts its checks need (missing ids, missing, non-numeric, NaN and infinite
 scores, the 0/1 test, the smallest and largest score, one value per document for each attribute)
@@ -81,12 +82,12 @@ def _label(t) -> str:
         return "the Ibis table"
 
 
-def _require(t, names) -> None:
+def _require(t, names, label: str | None = None) -> None:
     from .io import _not_found
     cols = list(t.columns)
     for name in names:
         if name not in cols:
-            raise ColumnError(_not_found(name, cols, _label(t)))
+            raise ColumnError(_not_found(name, cols, label or _label(t)))
 
 
 # ====================================================================== the aggregation, once
@@ -125,25 +126,26 @@ def _split_sum(v, unit: float):
     return hi.sum(), (v - hi).sum()
 
 
-def chunk_sums(t, doc: str, score: str, *, scale: float, unit: float):
+def chunk_sums(t, doc: str, score: str, *, scale: float, unit: float, label: str | None = None):
     """Per document the sum and sum of squares of the scores times ``scale`` (a power of two), each
     as an exact high part plus a small low part (:func:`_split_sum`); ``unit`` bounds |score * scale|."""
-    raw, x, _text, _exact = _score_exprs(t, score, _label(t))
+    raw, x, _text, _exact = _score_exprs(t, score, label or _label(t))
     p = t.select(g=_doc_expr(t, doc), x=x * scale if scale != 1.0 else x)
     s_hi, s_lo = _split_sum(p.x, unit)
     q_hi, q_lo = _split_sum(p.x * p.x, unit * unit)
     return p.group_by("g").aggregate(s_hi=s_hi, s_lo=s_lo, q_hi=q_hi, q_lo=q_lo).rename(doc="g")
 
 
-def chunk_aggregation(t, doc: str, score: str, attrs: dict[str, str] | None = None, *, scale: float = 1.0):
+def chunk_aggregation(t, doc: str, score: str, attrs: dict[str, str] | None = None, *, scale: float = 1.0,
+                      label: str | None = None):
     """The Ibis expression of the per-document aggregation: one row per document (``doc``, as
     text; empty ids are null) with ``n``, ``s``, ``q`` (of the scores times ``scale``), the counts
     of missing (``n_null``), non-numeric (``n_text``, example ``ex_text``), NaN and infinite scores,
     ``dev01`` (0 exactly when every score is 0 or 1), ``lo``/``hi`` and, per attribute ``i``,
     ``a_min_i``/``a_max_i``/``a_null_i``. Returns (expression, text scores, exact sums)."""
-    label = _label(t)
+    label = label or _label(t)
     attrs = dict(attrs or {})
-    _require(t, [doc, score, *attrs.values()])
+    _require(t, [doc, score, *attrs.values()], label)
     raw, x, text, exact = _score_exprs(t, score, label)
     cols = {"g": _doc_expr(t, doc), "raw": raw, "x": x * scale if scale != 1.0 else x}
     for i, col in enumerate(attrs.values()):
@@ -188,13 +190,13 @@ def _fetch_sorted(expr) -> dict:
 
 
 def aggregate_chunks(t, *, doc: str, score: str, attrs: dict[str, str] | None = None, metric: str | None = None,
-                     allow_similar_ids: bool = False):
+                     allow_similar_ids: bool = False, label: str | None = None):
     """:func:`perdoc.io.load_chunks` for an Ibis table: the aggregation runs in the table's backend,
     the K-row result goes through the same checks as the DuckDB path."""
     from . import io
     attrs = dict(attrs or {})
-    label = _label(t)
-    expr, text, exact = chunk_aggregation(t, doc, score, attrs)
+    label = label or _label(t)
+    expr, text, exact = chunk_aggregation(t, doc, score, attrs, label=label)
     try:
         res = _fetch_sorted(expr)
     except (ColumnError, ParameterError, InputError):
@@ -217,7 +219,7 @@ def aggregate_chunks(t, *, doc: str, score: str, attrs: dict[str, str] | None = 
         # parts, so the sums hardly depend on how the backend orders the rows
         size = max(-lo, hi) * scale
         unit = 2.0 ** max(min(int(np.ceil(np.log2(size))) if size > 0 else 0, 511), -511)
-        again = _fetch_sorted(chunk_sums(t, doc, score, scale=scale, unit=unit))
+        again = _fetch_sorted(chunk_sums(t, doc, score, scale=scale, unit=unit, label=label))
         if not np.array_equal(again["doc"].astype(object), res["doc"].astype(object)):
             raise InputError(f"{label}: the documents changed between two reads; read it from a stable copy")
         with np.errstate(invalid="ignore", over="ignore"):
@@ -257,7 +259,7 @@ def spark_session():
         return active
     if os.environ.get("SPARK_REMOTE"):
         return SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).getOrCreate()
-    return (SparkSession.builder.master("local[2]").appName("perdoc")
+    return _quiet(SparkSession.builder.master("local[2]").appName("perdoc")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "4")
@@ -265,6 +267,15 @@ def spark_session():
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.driver.memory", "2g")
             .getOrCreate())
+
+
+def _quiet(session):
+    """A local session logs errors only (its start-up lines come before this can say so)."""
+    try:
+        session.sparkContext.setLogLevel("ERROR")
+    except Exception:  # Spark Connect has no SparkContext
+        pass
+    return session
 
 
 def spark_read(path: str, fmt: str | None = None, session=None):
@@ -317,15 +328,16 @@ def open_source(path, *, engine: str | None = None, backend: dict | None = None,
 
 
 # ====================================================================== two systems
-def pair_aggregation(t, doc: str, a: str, b: str, *, scale: float = 1.0, unit: float | None = None):
+def pair_aggregation(t, doc: str, a: str, b: str, *, scale: float = 1.0, unit: float | None = None,
+                     label: str | None = None):
     """The Ibis expression of :func:`perdoc.io.load_pairs`' aggregation: per document the rows,
     the rows scored by both / by ``a`` / by ``b``, each system's checks (non-numeric, NaN and
     infinite scores, smallest and largest, ``dev01``) and sums ``s_a``, ``q_a``, ``s_b``, ``q_b``,
     ``q_d`` (of the scores times ``scale``). With ``unit`` (a power of two bounding |score * scale|)
     only the sums, each as exact high parts plus small low parts (``*_hi``, ``*_lo``).
     Returns (expression, whether both columns hold integers or booleans)."""
-    label = _label(t)
-    _require(t, [doc, a, b])
+    label = label or _label(t)
+    _require(t, [doc, a, b], label)
     raw_a, xa, text_a, exact_a = _score_exprs(t, a, label)
     raw_b, xb, text_b, exact_b = _score_exprs(t, b, label)
     if scale != 1.0:
@@ -356,12 +368,12 @@ def pair_aggregation(t, doc: str, a: str, b: str, *, scale: float = 1.0, unit: f
 
 
 def aggregate_pairs(t, *, doc: str, a: str, b: str, unpaired: bool = False, metric: str | None = None,
-                    allow_similar_ids: bool = False):
+                    allow_similar_ids: bool = False, label: str | None = None):
     """:func:`perdoc.io.load_pairs` for an Ibis table: aggregated in the table's backend (the K-row
     result comes back), then the same checks as the DuckDB path."""
     from . import io
-    label = _label(t)
-    expr, exact = pair_aggregation(t, doc, a, b)
+    label = label or _label(t)
+    expr, exact = pair_aggregation(t, doc, a, b, label=label)
     res = _fetch(expr, label)
     for key in ("rows", "n_both", "n_a", "n_b", "text_a", "text_b", "nan_a", "nan_b", "inf_a", "inf_b"):
         res[key] = np.asarray(res[key], dtype=float)
@@ -379,7 +391,7 @@ def aggregate_pairs(t, *, doc: str, a: str, b: str, unpaired: bool = False, metr
         if (exact and scale == 1.0) or not (2.0 ** -500 < size * scale < 2.0 ** 500):
             return out
         unit = 2.0 ** int(np.ceil(np.log2(size * scale)))
-        again = _fetch(pair_aggregation(t, doc, a, b, scale=scale, unit=unit)[0], label)
+        again = _fetch(pair_aggregation(t, doc, a, b, scale=scale, unit=unit, label=label)[0], label)
         if not np.array_equal(again["doc"].astype(object), res["doc"].astype(object)):
             raise InputError(f"{label}: the documents changed between two reads; read it from a stable copy")
         with np.errstate(invalid="ignore", over="ignore"):

@@ -126,7 +126,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
     if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
         from .engines import aggregate_chunks
         table = aggregate_chunks(remote, doc=doc, score=score, attrs=attrs, metric=metric,
-                                 allow_similar_ids=allow_similar_ids)
+                                 allow_similar_ids=allow_similar_ids, label=_origin_label(origin))
         return _adapted_table(table, adapted)
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
@@ -356,7 +356,7 @@ def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt:
     if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
         from .engines import aggregate_pairs
         pairs = aggregate_pairs(remote, doc=doc, a=a, b=b, unpaired=unpaired, metric=metric,
-                                allow_similar_ids=allow_similar_ids)
+                                allow_similar_ids=allow_similar_ids, label=_origin_label(origin))
         return _adapted_table(pairs, adapted)
     with _open_source(source, fmt) as src:
         src.require(doc, a, b)
@@ -751,6 +751,15 @@ def _engine_source(source, fmt, engine, backend):
         return read, None, {"path": None, "format": "table", "table": backend.get("table")}
     kind = _format_of(os.fspath(source), fmt)[0]
     return read, None, {"path": os.fspath(source), "format": kind, "bytes": os.path.getsize(source)}
+
+
+def _origin_label(origin: dict | None) -> str | None:
+    """How messages name data read by another engine: its file, or its table at the backend."""
+    if not origin:
+        return None
+    if origin.get("path"):
+        return origin["path"]
+    return f"table {origin['table']!r} at the backend" if origin.get("table") else None
 
 
 def _adapt(source, fmt, fields: list[str], origin: dict | None = None):
