@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bench  # noqa: E402
 
 README = _bench.HERE / "README.md"
-NAMES = ("bench_cli", "bench_cr2", "bench_bootstrap", "profile_load_str", "profile_load_int")
+NAMES = ("bench_cli", "bench_cr2", "bench_bootstrap", "profile_load_str", "profile_load_int",
+         "bench_cli_100000000", "bench_engines")  # the last two: in results.json, findings by hand
 
 
 def load_parts() -> dict:
