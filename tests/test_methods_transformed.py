@@ -84,7 +84,8 @@ def test_logit_cr2_literal(i, M):
     assert iv.ci.high == pytest.approx(lit_expit(lit_logit(R) + tq * se_l), rel=1e-10)
     assert iv.df == pytest.approx(df, rel=1e-12) and iv.se == pytest.approx(se, rel=1e-12)
     assert iv.extra["se_logit"] == pytest.approx(se_l, rel=1e-12)
-    assert iv.role == "alternative" and "logit" in iv.label and "Bell-McCaffrey" in iv.label
+    # the panel-backed default of a bounded metric's micro mean (perdoc.policy) is this interval
+    assert iv.role == "primary" and "logit" in iv.label and "Bell-McCaffrey" in iv.label
 
 
 @pytest.mark.parametrize("i", range(4))
@@ -362,8 +363,9 @@ def test_json_contract_of_new_methods():
     import json
     d = json.loads(json.dumps(estimate(make_table(K=9), replicates=99).to_dict()))
     for m in NEW_MICRO:
-        assert d["micro"][m]["role"] == "alternative" and d["micro"][m]["ci"] is not None
-    assert d["micro"]["primary" if False else "cr2"]["role"] == "primary"
+        want = "primary" if m == "logit_cr2" else "alternative"   # perdoc.policy's default for 0/1 data
+        assert d["micro"][m]["role"] == want and d["micro"][m]["ci"] is not None
+    assert d["micro"]["cr2"]["role"] == "alternative" and d["macro"]["bootstrap_t"]["role"] == "primary"
     assert d["macro"]["calibrated"]["base"] == "logit_t"
     assert d["micro"]["calibrated"]["replicates"] == 99
 
