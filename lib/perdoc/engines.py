@@ -83,7 +83,7 @@ def _label(t) -> str:
 
 
 def _require(t, names, label: str | None = None) -> None:
-    from .io import _not_found
+    from ._rows import _not_found
     cols = list(t.columns)
     for name in names:
         if name not in cols:
@@ -193,7 +193,7 @@ def aggregate_chunks(t, *, doc: str, score: str, attrs: dict[str, str] | None = 
                      allow_similar_ids: bool = False, label: str | None = None):
     """:func:`perdoc.io.load_chunks` for an Ibis table: the aggregation runs in the table's backend,
     the K-row result goes through the same checks as the DuckDB path."""
-    from . import io
+    from . import _rows as io
     attrs = dict(attrs or {})
     label = label or _label(t)
     expr, text, exact = chunk_aggregation(t, doc, score, attrs, label=label)
@@ -281,7 +281,7 @@ def _quiet(session):
 def spark_read(path: str, fmt: str | None = None, session=None):
     """A Spark DataFrame of the file: CSV/TSV (every column as text, parsed by the aggregation as
     the DuckDB path parses it), Parquet, JSON Lines or JSON (one document, ``multiLine``)."""
-    from .io import _format_of
+    from ._rows import _format_of
     if not isinstance(path, (str, os.PathLike)):
         raise ParameterError(f"engine='spark' reads a file; pass a {type(path).__name__} to the loader as it is "
                              "(a Spark DataFrame is aggregated by Spark without engine=)")
@@ -371,7 +371,7 @@ def aggregate_pairs(t, *, doc: str, a: str, b: str, unpaired: bool = False, metr
                     allow_similar_ids: bool = False, label: str | None = None):
     """:func:`perdoc.io.load_pairs` for an Ibis table: aggregated in the table's backend (the K-row
     result comes back), then the same checks as the DuckDB path."""
-    from . import io
+    from . import _rows as io
     label = label or _label(t)
     expr, exact = pair_aggregation(t, doc, a, b, label=label)
     res = _fetch(expr, label)
@@ -415,7 +415,7 @@ def aggregate_pairs(t, *, doc: str, a: str, b: str, unpaired: bool = False, metr
 
 
 def _fetch(expr, label: str) -> dict:
-    from . import io
+    from . import _rows as io
     try:
         return _fetch_sorted(expr)
     except (ColumnError, ParameterError, InputError):
