@@ -647,6 +647,8 @@ def format_estimates(result, table) -> str:
             extra = ""
             if iv.role == "baseline":
                 extra = "  <- baseline, shown to warn"
+            elif iv.role == "primary":
+                extra = "  <- primary (the default the coverage panel supports)"
             elif iv.extra.get("degenerate_fraction"):
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
             if len(pieces) > 1:
