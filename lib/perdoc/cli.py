@@ -647,10 +647,10 @@ def format_estimates(result, table) -> str:
             extra = ""
             if iv.role == "baseline":
                 extra = "  <- baseline, shown to warn"
-            elif iv.role == "primary":
-                extra = "  <- primary (the default the coverage panel supports)"
             elif iv.extra.get("degenerate_fraction"):
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
+            if iv.role == "primary":
+                extra += "  <- primary (the default the coverage panel supports)"
             if len(pieces) > 1:
                 extra += "  <- not an interval: the set has several pieces"
             if iv.out_of_range:
