@@ -324,3 +324,9 @@ def test_out_of_range_share_and_in_range_methods_recommended_first():
     fake = {"micro.cr2": {**_m(0.95, 0.1), "out_of_range": 0.3}, "micro.logit_cr2": {**_m(0.95, 0.2), "out_of_range": 0.0}}
     rec, notes = sim.recommend(fake, 0.95)
     assert rec["micro"] == "micro.logit_cr2" and "rank after it" in notes["micro"]
+
+
+def test_note_says_no_interval_rather_than_too_narrow():
+    m = {"micro.cr2": {**_m(0.30, 0.1), "no_interval": 0.7}}
+    rec, notes = sim.recommend(m, 0.95)
+    assert rec["micro"] is None and "no interval in 70%" in notes["micro"] and "too narrow" not in notes["micro"]

@@ -287,10 +287,13 @@ def recommend(methods: dict, level: float) -> tuple[dict, dict]:
             best = max(cands, key=lambda m: methods[m]["coverage"])
             b = methods[best]
             rec[est] = None
+            why = ("its intervals are too narrow, so sample more documents or report it as approximate"
+                   if b.get("no_interval", 0.0) < 0.5 else
+                   f"it gave no interval in {b['no_interval']:.0%} of the samples (samples without spread: every "
+                   "document at the same rate), so sample more documents")
             notes[est] = (f"no {est} method reaches the nominal {level:.3g} within Monte Carlo error "
                           f"(coverage >= level - 2 se) on samples like these; the best available is {best} "
-                          f"with coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}): its intervals "
-                          "are too narrow, so sample more documents or report it as approximate")
+                          f"with coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}): {why}")
     return rec, notes
 
 
