@@ -275,24 +275,31 @@ def _run(argv) -> int:
 def _estimate(args) -> int:
     from ._dist import prefetch
     prefetch()  # overlap the scipy import with reading the data
-    from .errors import ParameterError
     from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
     from .io import load_chunks, load_docs, write_table
 
     if args.params is not None:
         return _estimate_params(args)
-    adapted = _adapted_input(args)
-    if adapted is not None:
-        pop = args.population_size
-        if pop is not None and float(pop).is_integer():
-            pop = int(pop)
-        result = estimate(adapted, level=0.95 if args.level is None else args.level, population_size=pop,
-                          replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
-                          seed=DEFAULT_SEED if args.seed is None else args.seed)
-        if args.write_table:
-            write_table(adapted, args.write_table, doc_name=args.doc or "doc")
-        _print_estimates(args, result, adapted, False)
-        return 0
+    table = _adapted_input(args)
+    aggregated = False
+    doc_name = args.doc or "doc"
+    if table is None:
+        table, aggregated = _load_estimate_input(args, load_chunks, load_docs)
+    pop = args.population_size
+    if pop is not None and float(pop).is_integer():
+        pop = int(pop)
+    result = estimate(table, level=0.95 if args.level is None else args.level, population_size=pop,
+                      replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
+                      seed=DEFAULT_SEED if args.seed is None else args.seed)
+    if args.write_table:
+        write_table(table, args.write_table, doc_name=doc_name)
+    _print_estimates(args, result, table, aggregated)
+    return 0
+
+
+def _load_estimate_input(args, load_chunks, load_docs):
+    """``perdoc estimate``'s table from DATA (or --backend) and the column flags: (table, aggregated)."""
+    from .errors import ParameterError
     if args.data is None and args.backend is None:
         raise ParameterError("give a data file (or --params FILE)")
     if args.doc is None:
@@ -311,16 +318,7 @@ def _estimate(args) -> int:
         if args.q_col is not None:
             raise ParameterError("--q goes with --n and --s (per-document table)")
         table = load_chunks(args.data, doc=args.doc, score=args.score, **_input_options(args))
-    pop = args.population_size
-    if pop is not None and float(pop).is_integer():
-        pop = int(pop)
-    result = estimate(table, level=0.95 if args.level is None else args.level, population_size=pop,
-                      replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
-                      seed=DEFAULT_SEED if args.seed is None else args.seed)
-    if args.write_table:
-        write_table(table, args.write_table, doc_name=args.doc)
-    _print_estimates(args, result, table, aggregated)
-    return 0
+    return table, aggregated
 
 
 def _estimate_params(args) -> int:

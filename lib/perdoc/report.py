@@ -220,10 +220,10 @@ def analyse(params_file) -> Analysis:
 @lru_cache(maxsize=8)
 def _analyse_cached(path: str, stamp) -> Analysis:
     study = load_params(path)
-    return _compute_analysis(study, path)
+    return _compute_analysis(study)
 
 
-def _compute_analysis(study: Study, params_path: str, shown: dict | None = None) -> Analysis:
+def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
     it is a copy of, with its size and SHA-256, so the report names the user's file."""
     from .study import (estimate_study, load_study_census, load_study_pairs, load_study_table,
@@ -244,9 +244,8 @@ def _compute_analysis(study: Study, params_path: str, shown: dict | None = None)
         census = load_study_census(study)
         simulation = pair_simulation = strata = pseudo = None
         if census is not None:
-            key = _cache_key(params_path, study, census)
-            simulation, pair_simulation = _cached(f"simulation-{key}", lambda: simulate_study(study, table, census))
-            strata = _cached(f"strata-{key}", lambda: strata_experiment(study, census))
+            simulation, pair_simulation = simulate_study(study, table, census)
+            strata = strata_experiment(study, census)
         elif study.design.sampling == "srs" and est.population_size != table.K:
             from .pseudo import pseudo_check
             iv = study.intervals
@@ -329,34 +328,6 @@ def _freeze(params_path: Path, analysis: Analysis) -> None:
 
 
 CACHE_ENV = "PERDOC_CACHE_DIR"
-
-
-def _cache_key(path: str, study: Study, census: DocTable) -> str:
-    from . import __version__
-    h = hashlib.sha256()
-    h.update(Path(path).read_bytes())
-    h.update(_sha256_file(study.data.path).encode())
-    h.update(_sha256_file(study.census).encode())
-    h.update(__version__.encode())
-    return h.hexdigest()[:24]
-
-
-def _cached(name: str, compute):
-    """Reuse an expensive result within one report build: ``build_report`` points the notebook
-    kernel at its own computations through ``PERDOC_CACHE_DIR`` (a folder of the build)."""
-    import pickle
-    folder = os.environ.get(CACHE_ENV)
-    target = Path(folder) / f"{name}.pickle" if folder else None
-    if target is not None and target.exists():
-        with open(target, "rb") as f:
-            return pickle.load(f)
-    value = compute()
-    if target is not None:
-        tmp = target.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump(value, f)
-        os.replace(tmp, target)
-    return value
 
 
 def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
@@ -477,7 +448,7 @@ def build_report(params_file, out_dir="reports") -> Path:
         _sweep_stale(out_dir)
         with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
             snap_study, shown = _snapshot(study, tmp / "input")
-            analysis = _compute_analysis(snap_study, str(params_file.resolve()), shown)
+            analysis = _compute_analysis(snap_study, shown)
             _freeze(params_file.resolve(), analysis)
             stage = tmp / name
             stage.mkdir()
@@ -709,7 +680,8 @@ def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
 
 
 class _cache_dir:
-    """Set PERDOC_CACHE_DIR for the duration of a build (the kernel inherits it)."""
+    """Set PERDOC_CACHE_DIR for the duration of a build (the kernel inherits it and reads the build's
+    frozen analysis from it, see :func:`analyse`)."""
 
     def __init__(self, folder):
         self.folder = Path(folder).resolve() / "cache"  # absolute: the kernel runs in notebooks/

@@ -63,6 +63,28 @@ def synthetic_census(spec: CensusSpec | None = None, **knobs) -> DocTable:
         raise ParameterError(f"metric must be binary or continuous (got {spec.metric!r})")
     if spec.size_sigma < 0 or spec.median_size < 1 or spec.precision <= 0:
         raise ParameterError("size_sigma must be >= 0, median_size >= 1 and precision > 0")
+    n, doc_of_chunk, pc, x = _draw(spec)
+    M = n.size
+    s = np.bincount(doc_of_chunk, weights=x, minlength=M)
+    q = np.bincount(doc_of_chunk, weights=x * x, minlength=M)
+    if spec.metric == "binary":
+        q = s.copy()
+    doc = np.array([f"d{i:06d}" for i in range(M)])
+    return DocTable.from_arrays(n.astype(float), s, q, doc,
+                                source={"synthetic": spec.to_dict(), "binary": spec.metric == "binary"})
+
+
+def _scores(rng, pc, spec: CensusSpec):
+    """One score per chunk with the chunk's document mean ``pc``: 0/1 or Beta with precision ``spec.precision``."""
+    if spec.metric == "binary":
+        return (rng.random(pc.size) < pc).astype(float)
+    k = spec.precision
+    return rng.beta(np.maximum(pc * k, 1e-3), np.maximum((1 - pc) * k, 1e-3))
+
+
+def _draw(spec: CensusSpec):
+    """Sizes, each chunk's document, each chunk's document mean and the chunk scores of ``spec``
+    (one random stream seeded by ``spec.seed``, so a census can be redrawn chunk by chunk)."""
     rng = np.random.default_rng(spec.seed)
     M = int(spec.documents)
     n = np.maximum(1, np.round(spec.median_size * np.exp(spec.size_sigma * rng.standard_normal(M)))).astype(np.int64)
@@ -75,18 +97,7 @@ def synthetic_census(spec: CensusSpec | None = None, **knobs) -> DocTable:
         p = 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p)) + spec.size_rate_corr * z)))
     doc_of_chunk = np.repeat(np.arange(M), n)
     pc = p[doc_of_chunk]
-    if spec.metric == "binary":
-        x = (rng.random(pc.size) < pc).astype(float)
-    else:
-        k = spec.precision
-        x = rng.beta(np.maximum(pc * k, 1e-3), np.maximum((1 - pc) * k, 1e-3))
-    s = np.bincount(doc_of_chunk, weights=x, minlength=M)
-    q = np.bincount(doc_of_chunk, weights=x * x, minlength=M)
-    if spec.metric == "binary":
-        q = s.copy()
-    doc = np.array([f"d{i:06d}" for i in range(M)])
-    return DocTable.from_arrays(n.astype(float), s, q, doc,
-                                source={"synthetic": spec.to_dict(), "binary": spec.metric == "binary"})
+    return n, doc_of_chunk, pc, _scores(rng, pc, spec)
 
 
 def synthetic_pairs(spec: CensusSpec | None = None, *, effect: float = 0.05, agreement: float = 0.7,
@@ -101,33 +112,10 @@ def synthetic_pairs(spec: CensusSpec | None = None, *, effect: float = 0.05, agr
         raise ParameterError(f"agreement must be in [0, 1] (got {agreement})")
     a = synthetic_census(spec)
     rng = np.random.default_rng(spec.seed + 1_000_003)
+    _, doc_of_chunk, pc, xa = _draw(spec)   # A's chunk scores, to pair B with them chunk by chunk
     M = a.K
-    n = a.n.astype(np.int64)
-    # re-draw A's chunk scores exactly as synthetic_census did, to pair them chunk by chunk
-    rng_a = np.random.default_rng(spec.seed)
-    sizes = np.maximum(1, np.round(spec.median_size * np.exp(spec.size_sigma * rng_a.standard_normal(M)))).astype(np.int64)
-    ab = 1.0 / spec.icc - 1.0
-    p = rng_a.beta(spec.base_rate * ab, (1 - spec.base_rate) * ab, M)
-    if spec.size_rate_corr:
-        ln = np.log(sizes)
-        z = (ln - ln.mean()) / ln.std() if ln.std() > 0 else np.zeros(M)
-        p = np.clip(p, 1e-9, 1 - 1e-9)
-        p = 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p)) + spec.size_rate_corr * z)))
-    doc_of_chunk = np.repeat(np.arange(M), sizes)
-    pc = p[doc_of_chunk]
-    if spec.metric == "binary":
-        xa = (rng_a.random(pc.size) < pc).astype(float)
-    else:
-        k = spec.precision
-        xa = rng_a.beta(np.maximum(pc * k, 1e-3), np.maximum((1 - pc) * k, 1e-3))
-    pb = np.clip(pc - effect, 1e-6, 1 - 1e-6)
-    if spec.metric == "binary":
-        fresh = (rng.random(pc.size) < pb).astype(float)
-    else:
-        k = spec.precision
-        fresh = rng.beta(np.maximum(pb * k, 1e-3), np.maximum((1 - pb) * k, 1e-3))
+    fresh = _scores(rng, np.clip(pc - effect, 1e-6, 1 - 1e-6), spec)
     xb = np.where(rng.random(pc.size) < agreement, xa, fresh)
-    assert np.array_equal(sizes, n)
     sums = lambda w: np.bincount(doc_of_chunk, weights=w, minlength=M)  # noqa: E731
     return PairTable.build(doc=a.doc, n_a=a.n, s_a=sums(xa), q_a=sums(xa * xa), n_b=a.n, s_b=sums(xb),
                            q_b=sums(xb * xb), q_d=sums((xa - xb) ** 2), names=("A", "B"), paired=True,
