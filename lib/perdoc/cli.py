@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "<out>/<name>/report.html, summary.json and documents.csv.")
     r.add_argument("params", nargs="+", help="params YAML file(s)")
     r.add_argument("--out", default="reports", help="output folder (default: reports)")
+    r.add_argument("--language", choices=("en", "es"), default=None,
+                   help="language of the report, en (English) or es (Spanish); overrides report.language "
+                        "of every params file (default: the params file's, else en)")
     return p
 
 
@@ -607,7 +610,7 @@ def format_simulation(result) -> str:
 
 def _report(args) -> int:
     from .report import build_reports
-    results = build_reports(args.params, args.out)
+    results = build_reports(args.params, args.out, language=args.language)
     failed = 0
     for params_file, ok, message in results:
         if ok:

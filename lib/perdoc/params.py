@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from .errors import PerdocError
+from .i18n import LANGUAGES
 
 __all__ = ["ParamsError", "Study", "load_params", "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
 
@@ -142,6 +143,7 @@ class Study:
     description: str | None = None        # free text about the study, shown under the title
     out_of_scope_user: tuple[str, ...] = ()   # the params file's own out_of_scope entries
     out_of_scope_defaults: tuple[str, ...] = DEFAULT_OUT_OF_SCOPE  # the defaults kept (empty: turned off)
+    language: str = "en"                  # the report's language (report.language): en or es
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters as written in summary.json (paths as given, relative to the YAML)."""
@@ -217,6 +219,9 @@ SCHEMA: dict[str, Any] = {
             "k": (_INT, False),
             "allocation": (_STR, False),
         }, False),
+    }, False),
+    "report": ({
+        "language": (_STR, False),
     }, False),
     "simulation": ({
         "k": (_INT, False),
@@ -425,12 +430,17 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     defaults = DEFAULT_OUT_OF_SCOPE if raw.get("out_of_scope_defaults", True) is not False else ()
     user = tuple(t for t in user if t not in defaults)  # a default repeated in the file is listed once
     description = " ".join(str(raw.get("description") or "").split()) or None
+    language = (raw.get("report") or {}).get("language", "en")
+    if language not in LANGUAGES:
+        raise ParamsError(f"{label}: key 'report.language' must be one of {', '.join(LANGUAGES)} "
+                          f"(got {_show(language)})")
     return Study(
         name=name, title=raw.get("title") or name, data=data, design=design, estimand=estimand,
         intervals=IntervalSpec(level=level, replicates=int(replicates), seed=int(seed)),
         out_of_scope=defaults + user, out_of_scope_given=bool(user),
         params_path=params_path, raw=raw, census=census, planning=planning, simulation=simulation,
         description=description, out_of_scope_user=user, out_of_scope_defaults=defaults,
+        language=language,
     )
 
 

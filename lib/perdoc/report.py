@@ -10,6 +10,7 @@ error page saying what failed instead of a report that looks complete.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import html
 import json
@@ -208,13 +209,15 @@ def analyse(params_file) -> Analysis:
     snapshot of the inputs (see :func:`build_report`), so every number and hash in a report folder
     comes from a single reading of the data, even if a file changes while the report renders.
     """
+    from .i18n import set_language
     path = Path(params_file).resolve()
-    frozen = _frozen_analysis(path)
-    if frozen is not None:
-        return frozen
-    study = load_params(path)
-    stamp = (_mtime(path), _mtime(study.data.path), _mtime(study.census) if study.census else None)
-    return _analyse_cached(str(path), stamp)
+    analysis = _frozen_analysis(path)
+    if analysis is None:
+        study = load_params(path)
+        stamp = (_mtime(path), _mtime(study.data.path), _mtime(study.census) if study.census else None)
+        analysis = _analyse_cached(str(path), stamp)
+    set_language(analysis.study.language)   # the notebooks' text follows the study's report.language
+    return analysis
 
 
 @lru_cache(maxsize=8)
@@ -396,22 +399,23 @@ ERROR_MARK = "perdoc report failed"
 TMP_PREFIX, OLD_PREFIX, TMP_MARK = ".perdoc-tmp-", ".perdoc-old-", ".perdoc-tmp"
 
 
-def build_reports(params_files, out_dir="reports") -> list[tuple[str, bool, str]]:
+def build_reports(params_files, out_dir="reports", *, language: str | None = None) -> list[tuple[str, bool, str]]:
     """Build one report per params file; a failure does not stop the others.
 
-    Returns ``(params file, ok, message)`` per file.
+    Returns ``(params file, ok, message)`` per file. ``language`` (``en``, ``es``) overrides each
+    file's ``report.language``.
     """
     results = []
     for pf in params_files:
         try:
-            path = build_report(pf, out_dir)
+            path = build_report(pf, out_dir, language=language)
             results.append((str(pf), True, str(path)))
         except PerdocError as err:
             results.append((str(pf), False, str(err)))
     return results
 
 
-def build_report(params_file, out_dir="reports") -> Path:
+def build_report(params_file, out_dir="reports", *, language: str | None = None) -> Path:
     """Build ``<out_dir>/<name>/report.html``, ``summary.json`` and ``documents.csv``.
 
     Safety rules (README, "What perdoc writes and deletes"):
@@ -427,13 +431,18 @@ def build_report(params_file, out_dir="reports") -> Path:
     * temporary folders of earlier builds killed before they could clean up are removed.
 
     On failure an error page replaces the folder's contents and :class:`ReportError` (or the
-    underlying :class:`PerdocError`) is raised.
+    underlying :class:`PerdocError`) is raised. ``language`` overrides ``report.language``.
     """
     out_dir = Path(os.fspath(out_dir))
     params_file = Path(os.fspath(params_file))
     _check_out_dir(out_dir)
+    if language is not None:
+        from .i18n import check_language
+        check_language(language, "--language")
     try:
         study = load_params(params_file)
+        if language is not None:
+            study = dataclasses.replace(study, language=language)
     except PerdocError as err:
         name = _declared_name(params_file)
         if name is not None:  # read, but broke the schema: never leave an older report standing
@@ -700,13 +709,17 @@ class _cache_dir:
         return False
 
 
-def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report", subtitle: str = ""):
+def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report", subtitle: str = "",
+                      language: str = "en"):
     """The six notebooks as one: title, table of contents, then every section in order.
 
     Only the first notebook's ``parameters`` cell is kept (papermill injects after it); the other
-    notebooks' parameter cells would overwrite the injected values.
+    notebooks' parameter cells would overwrite the injected values. Markdown cells written for
+    another language (tag ``lang-..``, see :mod:`perdoc.i18n`) are left out.
     """
     import nbformat
+
+    from .i18n import keep_cell
     nb_dir = nb_dir or notebook_dir()
     combined = nbformat.v4.new_notebook()
     combined.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -718,6 +731,8 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
         nb = nbformat.read(nb_dir / f"{stem}.ipynb", as_version=4)
         for cell in nb.cells:
             tags = cell.get("metadata", {}).get("tags", [])
+            if not keep_cell(tags, language):
+                continue
             if "parameters" in tags:
                 if seen_parameters:
                     continue
@@ -730,7 +745,8 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
     toc = "\n".join(f"{i}. [{title}](#{_anchor(title)})" for i, (_, title) in enumerate(sections, 1))
     head = (f"<h1 class=\"perdoc-title\">{markdown_literal(title)}</h1>\n\n"
             f"<p>{markdown_literal(subtitle)}</p>\n\n")
-    combined.cells = [nbformat.v4.new_markdown_cell(head + "## Contents\n\n" + toc,
+    contents = "Contenido" if language == "es" else "Contents"
+    combined.cells = [nbformat.v4.new_markdown_cell(head + f"## {contents}\n\n" + toc,
                                                     metadata={"tags": ["toc"]})] + body
     return combined
 
@@ -750,10 +766,15 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
 
     from . import __version__
     study = analysis.study
-    nb = combined_notebook(title=study.title,
-                           subtitle=f"perdoc {__version__} report of params file {params_file.name}; "
-                                    f"data {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
-                                    f"declared estimand: {study.estimand.kind} mean.")
+    if study.language == "es":
+        subtitle = (f"Informe de perdoc {__version__} del archivo de parámetros {params_file.name}; "
+                    f"datos {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
+                    f"estimando declarado: media {study.estimand.kind}.")
+    else:
+        subtitle = (f"perdoc {__version__} report of params file {params_file.name}; "
+                    f"data {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
+                    f"declared estimand: {study.estimand.kind} mean.")
+    nb = combined_notebook(title=study.title, subtitle=subtitle, language=study.language)
     src = workdir / "report-input.ipynb"
     out = workdir / "report-executed.ipynb"
     nbformat.write(nb, src)
