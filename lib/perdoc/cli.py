@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--s", dest="s_col", help="pre-aggregated input: column with s_d")
     e.add_argument("--q", dest="q_col", help="pre-aggregated input: column with q_d (sum of squares)")
     e.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
-                   help="documents in the population (turns on the finite population correction)")
+                   help="documents in the population (turns on the finite population correction; default: none)")
     e.add_argument("--level", type=_number("--level"), default=None, help="confidence level (default 0.95)")
     e.add_argument("--replicates", type=_integer("--replicates"), default=None, metavar="B",
                    help="document bootstrap replicates (default 9999; 0 skips the bootstrap)")
@@ -66,10 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--vs", metavar="B", help="score column of system B")
     c.add_argument("--unpaired", action="store_true",
                    help="allow rows scored by one system only (delta-method comparison)")
-    c.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M")
-    c.add_argument("--level", type=_number("--level"), default=0.95)
-    c.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B")
-    c.add_argument("--seed", type=_integer("--seed"), default=1)
+    c.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
+                   help="documents in the population (turns on the finite population correction; default: none)")
+    c.add_argument("--level", type=_number("--level"), default=0.95, help="confidence level (default 0.95)")
+    c.add_argument("--replicates", type=_integer("--replicates"), default=9999, metavar="B",
+                   help="document bootstrap replicates (default 9999; 0 skips the bootstrap)")
+    c.add_argument("--seed", type=_integer("--seed"), default=1,
+                   help="seed of the bootstrap and the randomization test (default 1)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     _add_trec_flags(c, compare=True)
     _add_input_flags(c)
@@ -83,8 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="spread: sd of document rates (macro) or sd(u_d)/mean(n_d) (micro)")
     pl.add_argument("--half-width", type=_number("--half-width"), required=True, metavar="H",
                     help="target half-width of the interval")
-    pl.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M")
-    pl.add_argument("--level", type=_number("--level"), default=None)
+    pl.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
+                    help="documents in the population (finite population correction; default: the params "
+                         "file's design.population_size, else none)")
+    pl.add_argument("--level", type=_number("--level"), default=None,
+                    help="confidence level (default: the params file's intervals.level, else 0.95)")
     pl.add_argument("--params", metavar="FILE", help="use this study's dataset as the pilot")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -97,12 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--doc", help="document id column")
     sm.add_argument("--score", help="score column")
     sm.add_argument("--vs", metavar="B", help="simulate the paired comparison of --score against this column")
-    sm.add_argument("--k", type=_integer("--k"), help="documents per sample (default with --params: the study's K)")
-    sm.add_argument("--reps", type=_integer("--reps"), help="number of simulated samples (default 2000)")
-    sm.add_argument("--seed", type=_integer("--seed"), default=None)
-    sm.add_argument("--level", type=_number("--level"), default=None)
+    sm.add_argument("--k", type=_integer("--k"), help="documents per sample (required without --params; default with it: simulation.k, else the study's K)")
+    sm.add_argument("--reps", type=_integer("--reps"), help="number of simulated samples (default: the params file's simulation.reps, else 2000)")
+    sm.add_argument("--seed", type=_integer("--seed"), default=None,
+                    help="seed of the simulated samples (default: the params file's simulation.seed, else 1)")
+    sm.add_argument("--level", type=_number("--level"), default=None,
+                    help="nominal level of every interval (default: the params file's intervals.level, else 0.95)")
     sm.add_argument("--replicates", type=_integer("--replicates"), default=None, metavar="B",
-                    help="bootstrap replicates and wild draws per sample (default 999; 0 skips them)")
+                    help="bootstrap replicates and wild draws per sample (default: the params file's "
+                         "simulation.replicates, else 999; 0 skips them)")
     sm.add_argument("--params", metavar="FILE",
                     help="take the census, columns, design and defaults from a params file")
     sm.add_argument("--json", action="store_true", help="print one JSON object")
