@@ -74,3 +74,55 @@ def test_allocation_sums_to_k_within_bounds():
             assert sum(alloc.values()) == k
             assert all(2 <= alloc[h] <= M[h] for h in M)
     assert _allocate({"large": 9, "small": 16}, {"large": 1.0, "small": 10.0}, 17, "neyman") == {"large": 2, "small": 15}
+
+
+def _example_tables():
+    sample = perdoc.load_chunks(ROOT / "data" / "example" / "sample.csv", doc="doc_id", score="bm25")
+    census = perdoc.load_chunks(ROOT / "data" / "example" / "census.csv", doc="doc_id", score="bm25")
+    return sample, census
+
+
+def test_planned_sizes_are_the_pilot_sizes_at_its_own_K():
+    from perdoc.plan import planned_sizes
+    sizes = np.array([5.0, 1.0, 177.0, 3.0, 40.0])
+    assert planned_sizes(sizes, 5).tolist() == sorted(sizes.tolist())
+    big = planned_sizes(sizes, 50)
+    assert big.size == 50 and set(big.tolist()) == set(sizes.tolist()) and np.all(np.diff(big) >= 0)
+
+
+def test_planned_df_is_the_realised_bell_mccaffrey_df():
+    from perdoc.plan import planned_df
+    sample, census = _example_tables()
+    est = perdoc.estimate(sample, population_size=1300, replicates=0)
+    cr2 = est.interval("micro", "cr2")
+    assert planned_df(sample.K, sample.n) == pytest.approx(cr2.df, rel=1e-12)
+    assert planned_df(sample.K) == sample.K - 1          # without sizes: the K - 1 rule
+    # unequal sizes: the Bell-McCaffrey df are far below K - 1, so more documents are needed
+    S = spread(census, "micro")
+    bm = plan_k(S, 0.05, population_size=1300, sizes=census.n)
+    k1 = plan_k(S, 0.05, population_size=1300)
+    assert bm.df_rule == "bell-mccaffrey" and k1.df_rule == "K-1"
+    assert bm.df < bm.K - 1 and bm.K > k1.K
+    assert bm.half_width <= 0.05 < half_width(bm.K - 1, S, 0.95, 1300, census.n)
+    assert bm.to_dict()["df"] == pytest.approx(bm.df)
+
+
+def test_plan_at_the_pilot_K_reproduces_the_realised_cr2_half_width():
+    """Planning and the realised interval use one rule: a pilot planned at its own K gives its CR2 interval."""
+    sample, _ = _example_tables()
+    for M in (None, 1300):
+        est = perdoc.estimate(sample, population_size=M, replicates=0)
+        cr2 = est.interval("micro", "cr2")
+        S = spread(sample, "micro", variance="cr2")
+        planned = half_width(sample.K, S, est.level, M, sample.n)
+        assert planned == pytest.approx(cr2.ci.width / 2, rel=1e-10)
+        # the default rule (t with K - 1 df, CR1 spread) does not: it is the CR1 interval
+        assert half_width(sample.K, spread(sample, "micro"), est.level, M) < 0.95 * cr2.ci.width / 2
+
+
+def test_sizes_and_variance_are_checked():
+    from perdoc.errors import ParameterError
+    with pytest.raises(ParameterError, match="sizes"):
+        plan_k(0.3, 0.05, sizes=[3.0])
+    with pytest.raises(ParameterError, match="variance"):
+        spread(perdoc.DocTable.from_arrays(n=[2, 4], s=[1, 1]), "micro", variance="cr9")

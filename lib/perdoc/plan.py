@@ -7,8 +7,16 @@ Half-width of the interval of a mean over K documents drawn without replacement 
 with the spread ``S = sd(r_d)`` for the macro mean and ``S = sd(u_d) / nbar`` for the micro mean
 (``u_d = s_d - R n_d``, ``nbar`` = mean n_d), taken from a pilot or a census. ``h`` falls as K grows
 (t, 1/sqrt(K) and the correction all fall), so the smallest K with ``h(K) <= H`` is found by
-bisection. The approximation ignores the CR2 degrees of freedom and skewness: check the planned
-design by simulation (:mod:`perdoc.simulate`).
+bisection.
+
+Degrees of freedom: ``K - 1`` by default (the macro mean's t interval; :func:`half_width` without
+``sizes``). The micro mean's realised interval is CR2 with Bell-McCaffrey degrees of freedom, which
+depend on the document sizes only and are far below ``K - 1`` when a few documents hold most of the
+chunks. Given the sizes of a pilot or census (``sizes=``), the planner uses the same rule: the
+Bell-McCaffrey df of K documents whose sizes are the pilot's size quantiles at ``(i - 1/2)/K``
+(:func:`planned_df`). At the pilot's own K these are exactly the pilot's sizes, so the planned df
+equal the realised CR2 df of that sample. The approximation still ignores skewness: check the
+planned design by simulation (:mod:`perdoc.simulate`).
 
 Stratified designs (strata by document size): the combined ratio estimator has
 ``V = (1/X^2) sum_h M_h^2 (1 - k_h/M_h) S_uh^2 / k_h`` with ``X`` the census total of n and
@@ -27,16 +35,48 @@ from ._dist import t_ppf
 from .errors import ParameterError
 from .table import DocTable
 
-__all__ = ["half_width", "plan_k", "spread", "spread_problem", "Plan", "plan_strata", "StrataPlan", "curve"]
+__all__ = ["half_width", "plan_k", "spread", "spread_problem", "Plan", "plan_strata", "StrataPlan", "curve",
+           "planned_df", "planned_sizes", "DF_RULES"]
+
+#: The degrees-of-freedom rules of the planner (``Plan.df_rule``).
+DF_RULES = {"K-1": "t with K - 1 degrees of freedom",
+            "bell-mccaffrey": "t with the Bell-McCaffrey degrees of freedom of K documents sized like the pilot's"}
+#: Above this many documents the planned sizes are not built one by one: the Bell-McCaffrey df grow
+#: in proportion to K (the t quantile is then within 1e-4 of the normal one).
+DF_EXACT_MAX = 200_000
 
 ZERO_SPREAD = ("a spread of 0 (as from a pilot whose documents all share one rate) would claim that K = 2 documents "
                "reach any half-width: give an assumed spread, e.g. from a similar study")
 
 
-def half_width(K: int, sd: float, level: float = 0.95, population_size: int | None = None) -> float:
-    """``t(1 - alpha/2; K-1) * sd / sqrt(K) * sqrt(1 - K/M)``."""
+def planned_sizes(sizes, K: int) -> np.ndarray:
+    """K document sizes drawn deterministically from the distribution of ``sizes``: the quantiles
+    at ``(i - 1/2)/K``, i = 1..K (inverted CDF, so at ``K = len(sizes)`` they are the sizes)."""
+    sizes = np.sort(np.asarray(sizes, dtype=float))
+    p = (np.arange(K, dtype=float) + 0.5) / K
+    idx = np.minimum(np.ceil(p * sizes.size).astype(np.int64) - 1, sizes.size - 1)
+    return sizes[np.maximum(idx, 0)]
+
+
+def planned_df(K: int, sizes=None) -> float:
+    """Degrees of freedom of the planned interval over K documents: ``K - 1`` without ``sizes``;
+    with them, the Bell-McCaffrey df of CR2 (as the realised micro interval) for K documents sized
+    like ``sizes`` (:func:`planned_sizes`)."""
+    if sizes is None:
+        return float(K - 1)
+    from .micro import df_bell_mccaffrey
+    if K <= DF_EXACT_MAX:
+        return float(df_bell_mccaffrey(planned_sizes(sizes, K)))
+    return float(df_bell_mccaffrey(planned_sizes(sizes, DF_EXACT_MAX))) * K / DF_EXACT_MAX
+
+
+def half_width(K: int, sd: float, level: float = 0.95, population_size: int | None = None,
+               sizes=None) -> float:
+    """``t(1 - alpha/2; df) * sd / sqrt(K) * sqrt(1 - K/M)``, ``df`` from :func:`planned_df`
+    (``K - 1`` without ``sizes``)."""
     f = 0.0 if population_size is None else K / population_size
-    return t_ppf(1 - (1 - level) / 2, K - 1) * sd / math.sqrt(K) * math.sqrt(max(1.0 - f, 0.0))
+    df = planned_df(K, sizes)
+    return t_ppf(1 - (1 - level) / 2, df) * sd / math.sqrt(K) * math.sqrt(max(1.0 - f, 0.0))
 
 
 @dataclass(frozen=True)
@@ -50,11 +90,14 @@ class Plan:
     estimand: str | None = None
     K_without_fpc: int | None = None
     notes: tuple[str, ...] = ()
+    df: float | None = None            # degrees of freedom of the planned interval at K
+    df_rule: str = "K-1"               # a key of DF_RULES
 
     def to_dict(self) -> dict:
         return {"K": self.K, "half_width": self.half_width, "target_half_width": self.target, "sd": self.sd,
                 "level": self.level, "population_size": self.population_size, "estimand": self.estimand,
-                "K_without_fpc": self.K_without_fpc, "notes": list(self.notes)}
+                "K_without_fpc": self.K_without_fpc, "notes": list(self.notes), "df": self.df,
+                "df_rule": self.df_rule}
 
 
 def _validate(sd, target, level, population_size):
@@ -69,37 +112,51 @@ def _validate(sd, target, level, population_size):
             raise ParameterError(f"population size must be a whole number of at least 2 (got {population_size!r})")
 
 
-def _smallest_k(sd, target, level, M) -> int:
+def _smallest_k(sd, target, level, M, sizes=None) -> int:
     hi = 2
     limit = M if M is not None else 10**12
-    while half_width(hi, sd, level, M) > target:
+    while half_width(hi, sd, level, M, sizes) > target:
         if hi >= limit:
             return limit
         hi = min(hi * 2, limit)
     lo = max(2, hi // 2)
-    if half_width(lo, sd, level, M) <= target:
+    if half_width(lo, sd, level, M, sizes) <= target:
         return lo
     while hi - lo > 1:  # h(lo) > target >= h(hi)
         mid = (lo + hi) // 2
-        if half_width(mid, sd, level, M) <= target:
+        if half_width(mid, sd, level, M, sizes) <= target:
             hi = mid
         else:
             lo = mid
     return hi
 
 
+def _check_sizes(sizes):
+    if sizes is None:
+        return None
+    arr = np.asarray(sizes, dtype=float).ravel()
+    if arr.size < 2 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ParameterError("sizes must hold at least 2 positive, finite document sizes n_d")
+    return arr
+
+
 def plan_k(sd: float, target: float, *, level: float = 0.95, population_size: int | None = None,
-           estimand: str | None = None) -> Plan:
-    """The smallest number of documents K whose interval half-width is at most ``target``."""
+           estimand: str | None = None, sizes=None) -> Plan:
+    """The smallest number of documents K whose interval half-width is at most ``target``.
+
+    ``sizes``: the document sizes n_d of the pilot or census; given, the degrees of freedom are the
+    Bell-McCaffrey df of the micro mean's CR2 interval (:func:`planned_df`), else ``K - 1``."""
     _validate(sd, target, level, population_size)
+    sizes = _check_sizes(sizes)
     M = None if population_size is None else int(population_size)
-    K = _smallest_k(sd, target, level, M)
+    K = _smallest_k(sd, target, level, M, sizes)
     notes = []
     if M is not None and K == M:
         notes.append("the target needs the whole population: a census")
-    K0 = _smallest_k(sd, target, level, None) if M is not None else None
-    return Plan(K=K, half_width=half_width(K, sd, level, M), target=target, sd=sd, level=level,
-                population_size=M, estimand=estimand, K_without_fpc=K0, notes=tuple(notes))
+    K0 = _smallest_k(sd, target, level, None, sizes) if M is not None else None
+    return Plan(K=K, half_width=half_width(K, sd, level, M, sizes), target=target, sd=sd, level=level,
+                population_size=M, estimand=estimand, K_without_fpc=K0, notes=tuple(notes),
+                df=planned_df(K, sizes), df_rule="K-1" if sizes is None else "bell-mccaffrey")
 
 
 def _sums(table: DocTable) -> np.ndarray:
@@ -108,14 +165,25 @@ def _sums(table: DocTable) -> np.ndarray:
     return table.s if scale == 1.0 else table.s / scale
 
 
-def spread(table: DocTable, estimand: str) -> float:
-    """The per-document spread S of a pilot or census: sd(r_d) (macro) or sd(u_d)/nbar (micro)."""
+def spread(table: DocTable, estimand: str, *, variance: str = "cr1") -> float:
+    """The per-document spread S of a pilot or census: sd(r_d) (macro) or sd(u_d)/nbar (micro).
+
+    ``variance="cr2"`` (micro only): ``S = sqrt(K * V_CR2)``, the spread whose ``S / sqrt(K)`` is the
+    CR2 standard error of the table itself, so that a plan at the pilot's own K with
+    :func:`planned_df` reproduces the pilot's realised CR2 half-width (for a pilot that is the study's
+    own sample; a census's spread is the default one)."""
+    if variance not in ("cr1", "cr2"):
+        raise ParameterError(f"variance must be cr1 or cr2 (got {variance!r})")
     if estimand == "macro":
         return float(np.std(table.rate, ddof=1))
     if estimand == "micro":
         s = _sums(table)
         R = s.sum() / table.N
         u = s - R * table.n
+        if variance == "cr2":
+            n = np.asarray(table.n, dtype=float)
+            N = float(n.sum())
+            return float(math.sqrt(table.K * float(np.sum(u * u * (N / (N - n))))) / N)
         return float(np.std(u, ddof=1) / table.n.mean())
     raise ParameterError(f"estimand must be micro or macro (got {estimand!r})")
 
@@ -150,11 +218,13 @@ def spread_problem(table: DocTable, estimand: str, sd: float | None = None, *,
 
 
 def curve(sd: float, *, level: float = 0.95, population_size: int | None = None, k_max: int | None = None,
-          k_min: int = 5, points: int = 60) -> list[tuple[int, float]]:
-    """``(K, half-width)`` pairs on a log-spaced grid of K from ``k_min``, for the planning chart."""
+          k_min: int = 5, points: int = 60, sizes=None) -> list[tuple[int, float]]:
+    """``(K, half-width)`` pairs on a log-spaced grid of K from ``k_min``, for the planning chart
+    (``sizes``: as in :func:`plan_k`)."""
+    sizes = _check_sizes(sizes)
     top = k_max or (population_size if population_size else 1000)
     ks = np.unique(np.round(np.geomspace(max(2, k_min), max(k_min + 1, top), points)).astype(int))
-    return [(int(k), half_width(int(k), sd, level, population_size)) for k in ks]
+    return [(int(k), half_width(int(k), sd, level, population_size, sizes)) for k in ks]
 
 
 # ---------------------------------------------------------------------------------- strata
