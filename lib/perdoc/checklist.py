@@ -7,30 +7,74 @@ estimand and why, what is out of scope). An item whose required text was not giv
 bootstrap was run) has status ``"not applicable"``; an item the data cannot give (no interval because
 every document has the same rate, an ICC of 0/0 because every score is the same) has status
 ``"unavailable"`` and says why.
+
+The first seven items are the seven points a report must disclose, in this order: population and
+design (what was drawn, at which levels, with what fraction); the estimand and why; K, N and the
+distribution of measurements per document; the interval method, resampling unit and effective degrees
+of freedom; ICC and design effect as diagnostics, not substitutes; the share of documents at rate 0 or
+1 and the distribution of document rates; what the uncertainty leaves out (the fixed index, the
+retriever, the population of questions). Two more follow: degenerate bootstrap replicates and rows
+excluded.
+
+Items are written in the report's language (:mod:`perdoc.i18n`; ``language=`` or the current one):
+English or Spanish, with numbers formatted for the reader. ``key`` and ``status`` stay English in every
+language (they are identifiers, and ``status`` is what JSON output carries); :func:`status_label` gives
+the word a reader sees, and :func:`checklist_table` the table a report shows.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
+from . import i18n
 from .errors import ParameterError
+from .params import DEFAULT_OUT_OF_SCOPE as PARAMS_OUT_OF_SCOPE
 from .results import Estimates
 from .table import DocTable, Exclusion
 
-__all__ = ["Item", "checklist", "checklist_frame", "STATUSES", "DEFAULT_OUT_OF_SCOPE", "every_score_same"]
+__all__ = ["Item", "checklist", "checklist_frame", "checklist_table", "STATUSES", "DEFAULT_OUT_OF_SCOPE",
+           "every_score_same", "status_label", "out_of_scope_text", "source_text", "method_label",
+           "reason_text", "design_text", "REFERENCE_STUDY", "OUT_OF_SCOPE_ES"]
 
 STATUSES = ("given", "missing", "not applicable", "unavailable", "approximate")
+
+#: What a reader of a Spanish report sees for each status (the status itself stays English).
+STATUS_ES = {"given": "indicado", "missing": "falta", "not applicable": "no aplica",
+             "unavailable": "no disponible", "approximate": "aproximado"}
 
 DEFAULT_OUT_OF_SCOPE = (
     "the index, held fixed (one chunking and one embedding of the corpus)",
     "the retriever configuration, held fixed (model, parameters, k)",
     "the population of questions: uncertainty from which questions were asked is not included",
 )
+
+#: Spanish text of every default caveat, this module's and the params file's
+#: (:data:`perdoc.params.DEFAULT_OUT_OF_SCOPE`), keyed by the English text, which stays as it is.
+OUT_OF_SCOPE_ES = {
+    DEFAULT_OUT_OF_SCOPE[0]: "el índice, que se mantiene fijo (una sola fragmentación y una sola representación "
+                             "vectorial del corpus)",
+    DEFAULT_OUT_OF_SCOPE[1]: "la configuración del recuperador, que se mantiene fija (modelo, parámetros, k)",
+    DEFAULT_OUT_OF_SCOPE[2]: "la población de preguntas: no se incluye la incertidumbre debida a qué preguntas "
+                             "se hicieron",
+    PARAMS_OUT_OF_SCOPE[0]: "El índice es fijo: la fragmentación, las representaciones vectoriales y los ajustes "
+                            "del índice no se sortean, así que los intervalos no dicen nada sobre otra "
+                            "construcción del índice.",
+    PARAMS_OUT_OF_SCOPE[1]: "El recuperador y su configuración son fijos: los intervalos no cubren otros "
+                            "recuperadores, otros parámetros ni otras versiones.",
+    PARAMS_OUT_OF_SCOPE[2]: "Las preguntas (consultas) se toman como dadas: la población de preguntas que harían "
+                            "los usuarios no se muestrea, así que los intervalos no cubren la variación de una "
+                            "pregunta a otra más allá de estas.",
+}
+
+#: Where a caveat comes from, as the report names it.
+_SOURCES_ES = {"default": "por defecto", "from the params file": "del archivo de parámetros", "given": "indicado",
+               "source not given": "origen no indicado"}
 
 DESIGN_KEYS = {"population", "sampling", "population_size"}
 ESTIMAND_KEYS = {"name", "why", "method"}
@@ -41,19 +85,40 @@ _ESTIMAND_TEXT = {
     "macro": "macro mean r\u0304 = mean of the document rates s_d / n_d, the rate of a typical "
              "document (each document counts once)",
 }
+_ESTIMAND_TEXT_ES = {
+    "micro": "media micro R = \u03a3 s_d / \u03a3 n_d, la tasa de una medición elegida al azar "
+             "(los documentos grandes pesan más)",
+    "macro": "media macro r\u0304 = media de las tasas por documento s_d / n_d, la tasa de un documento "
+             "típico (cada documento cuenta una vez)",
+}
 _PRIMARY = {"micro": "cr2", "macro": "t"}
 
+#: The study the checklist quotes on N/DEFF: the coverage of a Wald interval on the effective n, from
+#: the source article's simulations on its census (docs/methods.md, "Published figures").
+REFERENCE_STUDY = {"name": "ANEEL\u2013TAESA", "documents": 1300, "reps": 5000,
+                   "coverage": {20: 0.89, 5: 0.74}, "level": 0.95}
+
 FRAGILE_N_EFF = ("diagnostics only, not a substitute for the document-level variance: treating N/DEFF "
-                 "as that many independent cases is itself a fragile approximation (in the reference "
-                 "study a Wald interval on the effective n covered about 89% with 20 documents and "
-                 "74% with 5, against 95% nominal)")
+                 "as that many independent cases is itself a fragile approximation (in the ANEEL\u2013TAESA "
+                 "study behind perdoc's methods, a simulation on a census of about 1,300 regulatory documents "
+                 "with 5,000 samples at K = 20, a Wald interval on the effective n covered about 89% with "
+                 "K = 20 documents and 74% with K = 5, against 95% nominal)")
+FRAGILE_N_EFF_ES = ("solo como diagnóstico, no en lugar de la varianza calculada por documentos: tomar N/DEFF "
+                    "como si fueran otros tantos casos independientes es a su vez una aproximación frágil (en "
+                    "el estudio ANEEL\u2013TAESA en que se basan los métodos de perdoc, una simulación sobre un "
+                    "censo de unos 1300 documentos regulatorios con 5000 muestras de K = 20, un intervalo de "
+                    "Wald con n efectivo cubrió en torno al 89\u00a0% con K = 20 documentos y al 74\u00a0% con "
+                    "K = 5, frente al 95\u00a0% nominal)")
+
+_QUANTILE_ES = {"min": "mín.", "max": "máx.", "median": "mediana"}
 
 
 @dataclass(frozen=True)
 class Item:
     """One checklist entry: ``key`` (stable id), ``item`` (what to report), ``value`` (plain text
-    filled from the data and parameters) and ``status`` (given, missing, not applicable or
-    unavailable: the data cannot give it, and the value says why)."""
+    filled from the data and parameters) and ``status`` (given, missing, not applicable,
+    unavailable: the data cannot give it, and the value says why; or approximate). ``key`` and
+    ``status`` are English in every language; ``item`` and ``value`` are in the report's language."""
 
     key: str
     item: str
@@ -65,6 +130,174 @@ class Item:
             raise ValueError(f"status must be one of {STATUSES} (got {self.status!r})")
 
 
+def _lang(language: str | None) -> str:
+    return i18n.get_language() if language is None else i18n.check_language(language, "language")
+
+
+def status_label(status: str, language: str | None = None) -> str:
+    """The word a reader sees for a status: the status itself in English, its Spanish in Spanish."""
+    return STATUS_ES.get(status, status) if _lang(language) == "es" else status
+
+
+def out_of_scope_text(text: str, language: str | None = None) -> str:
+    """A caveat in the report's language: a default caveat (this module's or the params file's) in
+    Spanish in a Spanish report; the analyst's own text as written."""
+    if _lang(language) == "es":
+        return OUT_OF_SCOPE_ES.get(text, text)
+    return text
+
+
+def source_text(source: str, language: str | None = None) -> str:
+    """Where a caveat comes from ("default", "from the params file") in the report's language."""
+    if _lang(language) == "es":
+        return _SOURCES_ES.get(source, source)
+    return source
+
+
+# Spanish names of the interval methods, keyed by the English label the library gives them.
+_LABELS_ES = {
+    "CR1, t with K-1 df": "CR1, t con K-1 gl",
+    "CR2, Bell-McCaffrey df": "CR2, gl de Bell-McCaffrey",
+    "CR2, Imbens-Kolesar df": "CR2, gl de Imbens-Kolesár",
+    "CR3 (jackknife), t with K-1 df": "CR3 (jackknife), t con K-1 gl",
+    "t on document rates, K-1 df": "t sobre las tasas por documento, K-1 gl",
+    "bootstrap-t by document (replicate CR1)": "bootstrap-t por documento (CR1 de cada réplica)",
+    "bootstrap-t by document (replicate sd/sqrt(K))": "bootstrap-t por documento (sd/sqrt(K) de cada réplica)",
+    "percentile bootstrap by document": "bootstrap percentil por documento",
+    "Korn-Graubard (beta), in [0, 1]": "Korn-Graubard (beta), en [0, 1]",
+    "logit, in [0, 1]": "logit, en [0, 1]",
+    "Wilson with effective n, in [0, 1]": "Wilson con n efectivo, en [0, 1]",
+    "jackknife bias-corrected ratio, jackknife se, t with K-1 df":
+        "razón corregida por sesgo con jackknife, EE jackknife, t con K-1 gl",
+    "logit scale, CR2 se, Bell-McCaffrey df, in [0, 1]": "escala logit, EE CR2, gl de Bell-McCaffrey, en [0, 1]",
+    "atanh scale, CR2 se, Bell-McCaffrey df, in [-1, 1]": "escala atanh, EE CR2, gl de Bell-McCaffrey, en [-1, 1]",
+    "bootstrap-t on the logit scale by document (replicate CR1), in [0, 1]":
+        "bootstrap-t por documento en escala logit (CR1 de cada réplica), en [0, 1]",
+    "bootstrap-calibrated (prepivoted) logit CR2, Bell-McCaffrey df, in [0, 1]":
+        "CR2 en escala logit calibrado por bootstrap (prepivotado), gl de Bell-McCaffrey, en [0, 1]",
+    "bootstrap-calibrated (prepivoted) CR2, Bell-McCaffrey df":
+        "CR2 calibrado por bootstrap (prepivotado), gl de Bell-McCaffrey",
+    "bootstrap-calibrated (prepivoted) t on the logit of the macro mean, in [0, 1]":
+        "t sobre el logit de la media macro calibrado por bootstrap (prepivotado), en [0, 1]",
+    "bootstrap-calibrated (prepivoted) t on document rates, K-1 df":
+        "t sobre las tasas por documento calibrado por bootstrap (prepivotado), K-1 gl",
+    "Wald iid (chunks as cases)": "Wald iid (cada fragmento como un caso)",
+    "Wald, effective n = N/DEFF": "Wald con n efectivo = N/DEFF",
+    "two-stage ratio to size, t with K-1 df": "razón al tamaño en dos etapas, t con K-1 gl",
+    "delta method, CR1, t with K-1 df": "método delta, CR1, t con K-1 gl",
+    "t on per-document differences (documents scored by both)":
+        "t sobre las diferencias por documento (documentos evaluados con ambos sistemas)",
+}
+_LABEL_PATTERNS_ES = (
+    (re.compile(r"wild cluster bootstrap \((\w+)\)"), r"bootstrap salvaje por conglomerados (\1)"),
+    (re.compile(r"combined ratio, stratified \((\d+) strata\), t with K-H df"),
+     r"razón combinada estratificada (\1 estratos), t con K-H gl"),
+    (re.compile(r"stratified mean of document rates \((\d+) strata\), t with K-H df"),
+     r"media estratificada de las tasas por documento (\1 estratos), t con K-H gl"),
+)
+
+
+def method_label(label: str | None, language: str | None = None) -> str | None:
+    """An interval method's label (``Interval.label``) in the report's language; a label this module
+    does not know is returned as it is."""
+    if label is None or _lang(language) != "es":
+        return label
+    if label in _LABELS_ES:
+        return _LABELS_ES[label]
+    for pattern, repl in _LABEL_PATTERNS_ES:
+        if pattern.fullmatch(label):
+            return pattern.sub(repl, label)
+    return label
+
+
+_REASONS_ES = {
+    "defined for a binary (0/1) metric only": "definido solo para una métrica binaria (0/1)",
+    "defined for metrics bounded in [0, 1]": "definido solo para métricas acotadas en [0, 1]",
+    "defined for differences of two metrics bounded in [0, 1]":
+        "definido solo para diferencias de dos métricas acotadas en [0, 1]",
+    "zero standard error: no interval": "error estándar nulo: sin intervalo",
+    "degrees of freedom undefined for this sample": "grados de libertad no definidos en esta muestra",
+    "effective n undefined (design effect not positive or not available)":
+        "n efectivo no definido (efecto de diseño no positivo o no disponible)",
+    "needs the sums of squared scores (q)": "requiere las sumas de los cuadrados de las puntuaciones (q)",
+    "zero chunk-level variance: every score is the same":
+        "varianza nula entre fragmentos: todas las puntuaciones son iguales",
+    "zero variance of the linearised difference": "varianza nula de la diferencia linealizada",
+    "fewer than 2 documents scored by both systems, or zero variance":
+        "menos de 2 documentos evaluados con ambos sistemas, o varianza nula",
+    "the interval is unbounded on one side": "el intervalo no está acotado por un lado",
+    "not available": "no disponible",
+    "not computed": "no calculado",
+    "ICC and design effect need the sums of squared scores (q)":
+        "la CCI y el efecto de diseño requieren las sumas de los cuadrados de las puntuaciones (q)",
+    "ICC undefined: every document has a single measurement":
+        "CCI no definida: cada documento tiene una sola medición",
+}
+_REASON_PATTERNS_ES = (
+    (re.compile(r"zero variance: every document has the same rate \(([^)]*)\), so the documents carry no "
+                r"information about sampling error"),
+     lambda m: (f"varianza nula: todos los documentos tienen la misma tasa ({i18n.numbers_in(m.group(1), 'es')}), "
+                "así que los documentos no informan sobre el error de muestreo")),
+    (re.compile(r"every bootstrap replicate is degenerate \(all drawn documents share one rate(, or its micro "
+                r"mean is 0 or 1)?\)"),
+     lambda m: ("todas las réplicas bootstrap son degeneradas (todos los documentos sorteados comparten una "
+                "tasa" + (", o su media micro es 0 o 1" if m.group(1) else "") + ")")),
+    (re.compile(r"the logit scale is undefined at a rate of 0 or 1 \(the micro mean is ([^)]*)\): no interval"),
+     lambda m: (f"la escala logit no está definida en una tasa de 0 o 1 (la media micro es "
+                f"{i18n.numbers_in(m.group(1), 'es')}): sin intervalo")),
+    (re.compile(r"the atanh scale is undefined at a difference of -1 or 1 \(the difference is ([^)]*)\): "
+                r"no interval"),
+     lambda m: (f"la escala atanh no está definida en una diferencia de -1 o 1 (la diferencia es "
+                f"{i18n.numbers_in(m.group(1), 'es')}): sin intervalo")),
+)
+
+
+def reason_text(reason: str | None, language: str | None = None) -> str | None:
+    """Why an interval (or a diagnostic) is missing, in the report's language; a reason this module
+    does not know is returned as it is."""
+    if reason is None or _lang(language) != "es":
+        return reason
+    if reason in _REASONS_ES:
+        return _REASONS_ES[reason]
+    for pattern, repl in _REASON_PATTERNS_ES:
+        m = pattern.fullmatch(reason)
+        if m:
+            return repl(m)
+    return reason
+
+
+def design_text(analysis, language: str | None = None) -> str:
+    """The sampling design in words, with the sampling fraction at each stage or in each stratum: in
+    English :func:`perdoc.report.design_description`, in Spanish the same facts in Spanish."""
+    lang = _lang(language)
+    if lang != "es":
+        from .report import design_description
+        return design_description(analysis)
+    g, est, K = analysis.study.design, analysis.estimates, analysis.table.K
+
+    def n(x):
+        return i18n.integer(x, lang="es")
+
+    def p(x, digits=2):
+        return i18n.pct(x, digits, lang="es")
+    if g.sampling == "census":
+        return f"censo: los {n(K)} documentos de la población"
+    if g.sampling == "srs":
+        M = est.population_size
+        frac = "" if M is None else f" (fracción de muestreo {p(K / M)})"
+        of = "" if M is None else f" de {n(M)}"
+        return f"muestra aleatoria simple de {n(K)}{of} documentos, sin reemplazo{frac}"
+    info = est.design or {}
+    if g.sampling == "stratified":
+        parts = [f"{h}: {n(v['k_h'])} de {n(v['M_h'])} ({p(v['fraction'])})" for h, v in info["strata"].items()]
+        return (f"estratificado por {g.strata_column}, con documentos sorteados sin reemplazo dentro de cada "
+                "estrato: " + "; ".join(parts))
+    return (f"dos etapas: {n(K)} de {n(info['M'])} documentos ({p(info['f1'])}) y, dentro de ellos, "
+            f"{n(info['chunks_sampled'])} de sus {n(info['chunks_in_population'])} fragmentos (fracción por "
+            f"documento entre {p(info['f2_min'], 0)} y {p(info['f2_max'], 0)}, media {p(info['f2_mean'], 0)}; "
+            f"{n(info['documents_fully_enumerated'])} documentos tomados enteros)")
+
+
 # ---------------------------------------------------------------------------------- helpers
 def _text(x) -> str | None:
     """A parameter text, whitespace-normalised; None when absent or blank."""
@@ -74,19 +307,20 @@ def _text(x) -> str | None:
     return t or None
 
 
-def _num(x, digits: int = 3) -> str:
+def _num(x, digits: int = 3, lang: str = "en") -> str:
     if x is None:
-        return "n/a"
+        return "n/d" if lang == "es" else "n/a"
     x = float(x)
     if not math.isfinite(x):
-        return "n/a"
+        return "n/d" if lang == "es" else "n/a"
     if x.is_integer() and abs(x) < 1e15:
-        return f"{int(x):,}"
-    return f"{x:.{digits}f}"
+        return i18n.integer(x, lang=lang)
+    return i18n.num(x, f".{digits}f", lang=lang)
 
 
-def _quantiles(q: dict, digits: int) -> str:
-    return ", ".join(f"{k} {_num(v, digits)}" for k, v in q.items())
+def _quantiles(q: dict, digits: int, lang: str = "en") -> str:
+    names = _QUANTILE_ES if lang == "es" else {}
+    return ", ".join(f"{names.get(k, k)} {_num(v, digits, lang)}" for k, v in q.items())
 
 
 def _check_keys(d: dict, allowed: set, name: str) -> dict:
@@ -112,8 +346,8 @@ def _join_sentences(texts) -> str:
     return out
 
 
-def _missing(parts: list[str]) -> str:
-    return "not given: " + ", ".join(parts)
+def _missing(parts: list[str], lang: str = "en") -> str:
+    return ("sin indicar: " if lang == "es" else "not given: ") + ", ".join(parts)
 
 
 # ---------------------------------------------------------------------------------- checklist
@@ -121,7 +355,9 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
               out_of_scope: list[str] | None = None,
               exclusions: Iterable[Exclusion] | None = None,
               out_of_scope_sources: list[str] | None = None,
-              evidence: dict | None = None) -> list[Item]:
+              evidence: dict | None = None,
+              simulation=None,
+              language: str | None = None) -> list[Item]:
     """The reporting checklist of one analysis.
 
     Parameters
@@ -146,12 +382,30 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
         What checked the reported method (``perdoc.report.Headline.to_dict()``): ``basis`` (census,
         pseudo-population or none), ``verified``, ``approximate``, ``coverage``, ``mc_se``, ``reps``, ``k``.
         An approximate headline gives the method item the status ``"approximate"``.
+    simulation : perdoc.simulate.SimulationResult, optional
+        This study's coverage simulation: the ICC item then quotes what the Wald interval on the
+        effective n covered here, beside the reference study's figures.
+    language : str, optional
+        ``"en"`` or ``"es"`` (default: the current report language, :func:`perdoc.i18n.get_language`).
     """
+    lang = _lang(language)
+    es = lang == "es"
+
+    def T(en: str, sp: str) -> str:
+        return sp if es else en
+
+    def n_(x) -> str:
+        return i18n.integer(x, lang=lang)
+
+    def f_(x, spec) -> str:
+        return i18n.num(x, spec, lang=lang)
+
     design = _check_keys(design, DESIGN_KEYS, "design")
     estimand = _check_keys(estimand, ESTIMAND_KEYS, "estimand")
     K, N = table.K, table.N
     diag = estimates.diagnostics
     items: list[Item] = []
+    not_given = T("NOT GIVEN", "NO INDICADO")
 
     # 1. population and design -----------------------------------------------------------
     population = _text(design.get("population"))
@@ -166,16 +420,22 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
         if isinstance(M, bool) or not float(M).is_integer() or int(M) < K:
             raise ParameterError(f"design population_size must be a whole number >= K = {K} (got {M!r})")
         M = int(M)
-        size = f"M = {M:,} documents, K = {K:,} drawn, sampling fraction K/M = {K / M:.3g}"
+        size = T(f"M = {n_(M)} documents, K = {n_(K)} drawn, sampling fraction K/M = {f_(K / M, '.3g')}",
+                 f"M = {n_(M)} documentos, K = {n_(K)} sorteados, fracción de muestreo K/M = {f_(K / M, '.3g')}")
         if estimates.population_size is None:
-            size += " (no finite population correction applied)"
+            size += T(" (no finite population correction applied)",
+                      " (no se aplicó la corrección por población finita)")
     else:
-        size = f"M not given: sampling fraction unknown, K = {K:,} drawn, no finite population correction"
+        size = T(f"M not given: sampling fraction unknown, K = {n_(K)} drawn, no finite population correction",
+                 f"M sin indicar: fracción de muestreo desconocida, K = {n_(K)} sorteados, sin corrección por "
+                 "población finita")
     gaps = [name for name, v in (("population", population), ("sampling", sampling)) if v is None]
-    value = "; ".join([f"population: {population or 'NOT GIVEN'}",
-                       f"sampling: {sampling or 'NOT GIVEN'}", size])
-    items.append(Item("population_design", "Population and sampling design", value,
-                      "missing" if gaps else "given"))
+    value = "; ".join([T("population: ", "población: ") + (population or T(not_given, "NO INDICADA")),
+                       T("sampling: ", "diseño muestral: ") + (sampling or not_given), size])
+    items.append(Item("population_design",
+                      T("Population and sampling design",
+                        "Población y diseño muestral: qué se sorteó, en qué niveles y con qué fracción"),
+                      value, "missing" if gaps else "given"))
 
     # 2. estimand -------------------------------------------------------------------------
     name = _text(estimand.get("name"))
@@ -185,50 +445,77 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
         if name not in _ESTIMAND_TEXT:
             raise ParameterError(f"estimand name must be 'micro' or 'macro' (got {estimand.get('name')!r})")
     if name is None:
-        value = (f"{_missing(['estimand'] + ([] if why else ['why']))}; both computed: "
-                 f"micro R = {estimates.micro_estimate:.4f}, macro r\u0304 = {estimates.macro_estimate:.4f}")
+        gaps = [T("estimand", "estimando")] + ([] if why else [T("why", "por qué")])
+        value = (f"{_missing(gaps, lang)}; " + T("both computed: ", "se calcularon las dos: ")
+                 + f"micro R = {f_(estimates.micro_estimate, '.4f')}, "
+                 + f"macro r\u0304 = {f_(estimates.macro_estimate, '.4f')}")
     else:
         est = estimates.micro_estimate if name == "micro" else estimates.macro_estimate
-        value = f"{_ESTIMAND_TEXT[name]} = {est:.4f}; why: {why or 'NOT GIVEN'}"
-    items.append(Item("estimand", "Estimand (micro or macro) and why it answers the question", value,
-                      "given" if name and why else "missing"))
+        text = _ESTIMAND_TEXT_ES[name] if es else _ESTIMAND_TEXT[name]
+        value = f"{text} = {f_(est, '.4f')}; " + T("why: ", "por qué: ") + (why or not_given)
+    items.append(Item("estimand", T("Estimand (micro or macro) and why it answers the question",
+                                    "Estimando (media micro o macro) y por qué responde a la pregunta"),
+                      value, "given" if name and why else "missing"))
 
     # 3. sample size ----------------------------------------------------------------------
-    value = (f"K = {K:,} documents, N = {_num(N)} measurements; n_d quantiles: "
-             f"{_quantiles(diag.n_quantiles, 1)}; the largest document holds {diag.max_share:.1%} of N")
-    items.append(Item("sample_size", "K, N and the distribution of n_d", value, "given"))
+    value = T(f"K = {n_(K)} documents, N = {_num(N, 3, lang)} measurements; n_d quantiles: "
+              f"{_quantiles(diag.n_quantiles, 1, lang)}; the largest document holds {f_(diag.max_share, '.1%')} of N",
+              f"K = {n_(K)} documentos, N = {_num(N, 3, lang)} mediciones; cuantiles de n_d: "
+              f"{_quantiles(diag.n_quantiles, 1, lang)}; el documento más grande reúne el "
+              f"{f_(diag.max_share, '.1%')} de N")
+    items.append(Item("sample_size", T("K, N and the distribution of n_d",
+                                       "K, N y distribución de n_d, el número de mediciones por documento"),
+                      value, "given"))
 
     # 4. interval method, resampling unit, effective df -----------------------------------
-    items.append(_method_item(estimates, name, _text(estimand.get("method")), evidence))
+    items.append(_method_item(estimates, name, _text(estimand.get("method")), evidence, lang))
 
     # 5. ICC and design effect ------------------------------------------------------------
     same = every_score_same(table)
     if same is not None:
-        value = (f"not available: every measurement has the same score ({same:.4g}), so the ICC is 0/0 and "
-                 "the design effect and the effective n are undefined (shown as ICC 0 and DEFF 1 only by "
-                 "convention)")
+        value = T(f"not available: every measurement has the same score ({f_(same, '.4g')}), so the ICC is 0/0 and "
+                  "the design effect and the effective n are undefined (shown as ICC 0 and DEFF 1 only by "
+                  "convention)",
+                  f"no disponible: todas las mediciones tienen la misma puntuación ({f_(same, '.4g')}), así que la "
+                  "CCI es 0/0 y ni el efecto de diseño ni el n efectivo están definidos (se muestran como CCI 0 y "
+                  "DEFF 1 solo por convención)")
         status = "unavailable"
     elif math.isfinite(diag.icc) and math.isfinite(diag.deff):
-        n_eff = (f"effective n = N/DEFF = {_num(diag.n_eff, 1)} of N = {_num(N)}" if diag.deff > 0 else
-                 f"the design effect is not positive, so there is no effective n; N = {_num(N)}")
-        value = (f"ICC = {diag.icc:.3f}, design effect DEFF = {diag.deff:.2f} "
-                 f"({n_eff}), realised "
-                 f"DEFF (CR1 variance / iid variance) = {_num(diag.deff_realised, 2)}; {FRAGILE_N_EFF}")
+        if diag.deff > 0:
+            n_eff = T(f"effective n = N/DEFF = {_num(diag.n_eff, 1, lang)} of N = {_num(N, 3, lang)}",
+                      f"n efectivo = N/DEFF = {_num(diag.n_eff, 1, lang)} de N = {_num(N, 3, lang)}")
+        else:
+            n_eff = T(f"the design effect is not positive, so there is no effective n; N = {_num(N, 3, lang)}",
+                      f"el efecto de diseño no es positivo, así que no hay n efectivo; N = {_num(N, 3, lang)}")
+        value = T(f"ICC = {f_(diag.icc, '.3f')}, design effect DEFF = {f_(diag.deff, '.2f')} ({n_eff}), realised "
+                  f"DEFF (CR1 variance / iid variance) = {_num(diag.deff_realised, 2, lang)}; {FRAGILE_N_EFF}",
+                  f"CCI = {f_(diag.icc, '.3f')}, efecto de diseño DEFF = {f_(diag.deff, '.2f')} ({n_eff}), DEFF "
+                  f"observado (varianza CR1 / varianza iid) = {_num(diag.deff_realised, 2, lang)}; "
+                  f"{FRAGILE_N_EFF_ES}")
+        value += _own_wald_eff_n(simulation, lang)
         status = "given"
     else:
-        why_na = "; ".join(diag.notes) or "not computable from these data"
-        value = f"not available: {why_na}"
+        why_na = "; ".join(reason_text(x, lang) for x in diag.notes) or T("not computable from these data",
+                                                                           "no calculable con estos datos")
+        value = T("not available: ", "no disponible: ") + why_na
         status = "missing"
-    items.append(Item("icc_deff", "Intraclass correlation and design effect (diagnostics)", value, status))
+    items.append(Item("icc_deff", T("Intraclass correlation and design effect (diagnostics)",
+                                    "Correlación intraclase y efecto de diseño, como diagnóstico y no como "
+                                    "sustituto del cálculo"), value, status))
 
     # 6. rates at 0 and 1 -----------------------------------------------------------------
-    value = (f"{diag.frac_rate_0:.1%} of documents at rate 0, {diag.frac_rate_1:.1%} at rate 1; "
-             f"rate quantiles: {_quantiles(diag.rate_quantiles, 3)}")
-    items.append(Item("rates", "Documents at rate 0 and 1; distribution of document rates", value, "given"))
+    value = T(f"{f_(diag.frac_rate_0, '.1%')} of documents at rate 0, {f_(diag.frac_rate_1, '.1%')} at rate 1; "
+              f"rate quantiles: {_quantiles(diag.rate_quantiles, 3, lang)}",
+              f"{f_(diag.frac_rate_0, '.1%')} de los documentos con tasa 0 y {f_(diag.frac_rate_1, '.1%')} con "
+              f"tasa 1; cuantiles de las tasas por documento: {_quantiles(diag.rate_quantiles, 3, lang)}")
+    items.append(Item("rates", T("Documents at rate 0 and 1; distribution of document rates",
+                                 "Fracción de documentos con tasa 0 o 1 y distribución de las tasas por documento"),
+                      value, "given"))
 
     # 7. out of scope ---------------------------------------------------------------------
     if out_of_scope is None:
-        value = _join_sentences(DEFAULT_OUT_OF_SCOPE) + " (defaults)"
+        value = (_join_sentences(out_of_scope_text(t, lang) for t in DEFAULT_OUT_OF_SCOPE)
+                 + T(" (defaults)", " (por defecto)"))
         status = "given"
     else:
         if isinstance(out_of_scope, str):
@@ -239,42 +526,66 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
             if len(sources) != len(out_of_scope):
                 raise ParameterError(f"out_of_scope_sources has {len(sources)} entries for "
                                      f"{len(out_of_scope)} out_of_scope entries")
-            texts = [f"[{_text(src) or 'source not given'}] {t}"
+            texts = [f"[{source_text(_text(src) or 'source not given', lang)}] {out_of_scope_text(t, lang)}"
                      for t, src in zip((_text(x) for x in out_of_scope), sources) if t]
         else:
-            texts = [t for t in (_text(x) for x in out_of_scope) if t]
-        value = _join_sentences(texts) if texts else "not given"
+            texts = [out_of_scope_text(t, lang) for t in (_text(x) for x in out_of_scope) if t]
+        value = _join_sentences(texts) if texts else T("not given", "sin indicar")
         status = "given" if texts else "missing"
-    items.append(Item("out_of_scope", "What the uncertainty does not cover", value, status))
+    items.append(Item("out_of_scope", T("What the uncertainty does not cover",
+                                        "Qué queda fuera de la incertidumbre: el índice fijo, el recuperador, "
+                                        "la población de preguntas"), value, status))
 
     # 8. degenerate bootstrap replicates --------------------------------------------------
     draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
+    degenerate = T("Degenerate bootstrap replicates", "Réplicas bootstrap degeneradas")
     if draws is None or draws.replicates == 0:
-        items.append(Item("bootstrap_degenerate", "Degenerate bootstrap replicates",
-                          "no bootstrap run (replicates = 0)", "not applicable"))
+        items.append(Item("bootstrap_degenerate", degenerate,
+                          T("no bootstrap run (replicates = 0)", "no se hizo bootstrap (réplicas = 0)"),
+                          "not applicable"))
     else:
         n_deg = int(draws.degenerate.sum())
-        value = (f"{n_deg:,} of {draws.replicates:,} replicates ({draws.degenerate_fraction:.1%}) "
-                 "degenerate: every drawn document had the same rate, so no standard error; "
-                 "dropped from bootstrap-t")
+        value = T(f"{n_(n_deg)} of {n_(draws.replicates)} replicates ({f_(draws.degenerate_fraction, '.1%')}) "
+                  "degenerate: every drawn document had the same rate, so no standard error; "
+                  "dropped from bootstrap-t",
+                  f"{n_(n_deg)} de {n_(draws.replicates)} réplicas ({f_(draws.degenerate_fraction, '.1%')}) "
+                  "degeneradas: todos los documentos sorteados tenían la misma tasa, así que no hay error "
+                  "estándar; se descartan del bootstrap-t")
         if n_deg == draws.replicates:
-            value += "; all replicates degenerate, so no bootstrap-t interval"
-        seed = "none (not reproducible)" if estimates.seed is None else str(estimates.seed)
-        value += f"; seed {seed}"
-        items.append(Item("bootstrap_degenerate", "Degenerate bootstrap replicates", value, "given"))
+            value += T("; all replicates degenerate, so no bootstrap-t interval",
+                       "; todas las réplicas son degeneradas, así que no hay intervalo bootstrap-t")
+        seed = T("none (not reproducible)", "ninguna (no reproducible)") if estimates.seed is None \
+            else str(estimates.seed)
+        value += T("; seed ", "; semilla ") + seed
+        items.append(Item("bootstrap_degenerate", degenerate, value, "given"))
 
     # 9. exclusions -----------------------------------------------------------------------
     excl = tuple(table.exclusions if exclusions is None else exclusions)
+    excluded = T("Rows excluded and why", "Filas excluidas y motivo")
     if not excl:
-        items.append(Item("exclusions", "Rows excluded and why", "none", "given"))
+        items.append(Item("exclusions", excluded, T("none", "ninguna"), "given"))
     else:
         total = sum(int(e.rows) for e in excl)
-        parts = [f"{int(e.rows):,} ({_text(e.reason) or 'reason NOT GIVEN'})" for e in excl]
+        parts = [f"{n_(int(e.rows))} ({_text(e.reason) or T('reason NOT GIVEN', 'motivo NO INDICADO')})"
+                 for e in excl]
         unexplained = any(_text(e.reason) is None for e in excl)
-        value = f"{total:,} rows excluded: " + "; ".join(parts)
-        items.append(Item("exclusions", "Rows excluded and why", value,
-                          "missing" if unexplained else "given"))
+        value = T(f"{n_(total)} rows excluded: ", f"{n_(total)} filas excluidas: ") + "; ".join(parts)
+        items.append(Item("exclusions", excluded, value, "missing" if unexplained else "given"))
     return items
+
+
+def _own_wald_eff_n(simulation, lang: str) -> str:
+    """What the Wald interval on the effective n covered in this study's own simulation (or nothing)."""
+    m = (getattr(simulation, "methods", None) or {}).get("micro.wald_eff_n")
+    cov = None if m is None else m.get("coverage")
+    if cov is None or not math.isfinite(cov):
+        return ""
+    k, reps = simulation.k, simulation.reps
+    if lang == "es":
+        return (f"; en la simulación de este informe ({i18n.integer(reps, lang='es')} muestras de K = {k} "
+                f"documentos) ese mismo intervalo cubrió {i18n.num(cov, '.3f', lang='es')}")
+    return (f"; in this report's own simulation ({reps:,} samples of K = {k} documents) the same interval "
+            f"covered {cov:.3f}")
 
 
 def every_score_same(table: DocTable) -> float | None:
@@ -294,10 +605,16 @@ def every_score_same(table: DocTable) -> float | None:
     return mean / float(getattr(table, "scale", 1.0))  # stored sums may carry a power-of-two scale
 
 
-def _method_item(estimates: Estimates, name: str | None, method: str | None, evidence: dict | None = None) -> Item:
+def _method_item(estimates: Estimates, name: str | None, method: str | None, evidence: dict | None = None,
+                 lang: str = "en") -> Item:
     """Interval method, resampling unit and effective degrees of freedom (K stated apart)."""
+    es = lang == "es"
+
+    def T(en: str, sp: str) -> str:
+        return sp if es else en
+
     K = estimates.K
-    level = f"{estimates.level:.0%}"
+    level = i18n.num(estimates.level, ".0%", lang=lang)
     parts = []
     unavailable = False
     for estimand in ([name] if name else ["micro", "macro"]):
@@ -311,35 +628,59 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
         except KeyError:
             raise ParameterError(f"estimand method {m!r} was not computed for {estimand} "
                                  f"(available: {', '.join(i.method for i in estimates.intervals if i.estimand == estimand)})") from None
-        ci = (f"[{iv.ci.low:.4f}, {iv.ci.high:.4f}]" if iv.ci is not None
-              else f"no interval ({iv.reason or 'not available'})")
+        if iv.ci is not None:
+            ci = i18n.interval(iv.ci.low, iv.ci.high, ".4f", lang=lang)
+        else:
+            ci = T("no interval", "sin intervalo") + f" ({reason_text(iv.reason, lang) or T('not available', 'no disponible')})"
         unavailable = unavailable or iv.ci is None
-        df = f"effective df = {iv.df:.2f}" if iv.df is not None and math.isfinite(iv.df) else "df: none (not a t interval)"
-        unit = ("documents resampled with replacement" if iv.resampling_unit == "document"
-                else "analytic, variance from document-level residuals (cluster = document)")
-        parts.append(f"{estimand}: {iv.label}, {level} {ci}; {unit}; {df}")
-    boot = (f"document bootstrap with {estimates.replicates:,} replicates" if estimates.replicates
-            else "no bootstrap")
-    value = " | ".join(parts) + f" | K = {K:,} documents (stated apart from the df); {boot}"
+        if iv.df is not None and math.isfinite(iv.df):
+            df = T("effective df = ", "grados de libertad efectivos = ") + i18n.num(iv.df, ".2f", lang=lang)
+        else:
+            df = T("df: none (not a t interval)", "grados de libertad: ninguno (no es un intervalo t)")
+        if iv.resampling_unit == "document":
+            unit = T("documents resampled with replacement", "remuestreo de documentos con reemplazo")
+        elif iv.resampling_unit == "document (weights)":
+            unit = T("documents kept, their residuals re-signed by random weights (wild bootstrap by document)",
+                     "se conservan los documentos y sus residuos se multiplican por pesos aleatorios (bootstrap "
+                     "salvaje por documento)")
+        else:
+            unit = T("analytic, variance from document-level residuals (cluster = document)",
+                     "analítico, varianza a partir de los residuos por documento (conglomerado = documento)")
+        parts.append(f"{estimand}: {method_label(iv.label, lang)}, {level} {ci}; {unit}; {df}")
+    if estimates.replicates:
+        boot = T(f"document bootstrap with {estimates.replicates:,} replicates",
+                 f"bootstrap por documento con {i18n.integer(estimates.replicates, lang=lang)} réplicas")
+    else:
+        boot = T("no bootstrap", "sin bootstrap")
+    value = " | ".join(parts) + T(f" | K = {K:,} documents (stated apart from the df); ",
+                                  f" | K = {i18n.integer(K, lang=lang)} documentos (se indica aparte de los "
+                                  "grados de libertad); ") + boot
     status = "unavailable" if unavailable else "given"
     if evidence is not None:
-        where = {"census": "the census", "pseudo-population": "a pseudo-population built from the sample"}.get(
-            evidence.get("basis"))
+        where = ({"census": "the census", "pseudo-population": "a pseudo-population built from the sample"} if not es
+                 else {"census": "el censo", "pseudo-population": "una pseudopoblación construida a partir de la "
+                                                                  "muestra"}).get(evidence.get("basis"))
         cov = evidence.get("coverage")
         if where is None:
-            value += " | not checked by simulation (no census)"
+            value += T(" | not checked by simulation (no census)", " | sin comprobar por simulación (no hay censo)")
         elif cov is not None:
-            checked = (f"simulated coverage on {where}: {cov:.3f} (MC SE {evidence.get('mc_se') or 0:.3f}, "
-                       f"{evidence.get('reps') or 0:,} samples of K = {evidence.get('k')})")
+            mc_se = i18n.num(evidence.get("mc_se") or 0, ".3f", lang=lang)
+            reps = i18n.integer(evidence.get("reps") or 0, lang=lang)
+            checked = T(f"simulated coverage on {where}: {cov:.3f} (MC SE {mc_se}, {reps} samples of "
+                        f"K = {evidence.get('k')})",
+                        f"cobertura simulada sobre {where}: {i18n.num(cov, '.3f', lang=lang)} (EE de Monte Carlo "
+                        f"{mc_se}; {reps} muestras de K = {evidence.get('k')})")
             if evidence.get("approximate"):
-                value += f" | APPROXIMATE: no method reached {level} in the simulation; {checked}"
+                value += T(f" | APPROXIMATE: no method reached {level} in the simulation; {checked}",
+                           f" | APROXIMADO: ningún método alcanzó el {level} en la simulación; {checked}")
                 if not unavailable:
                     status = "approximate"
             else:
                 value += f" | {checked}"
     if unavailable:
-        value = "interval unavailable from these data: " + value
-    return Item("interval_method", "Interval method, resampling unit and effective degrees of freedom",
+        value = T("interval unavailable from these data: ", "intervalo no disponible con estos datos: ") + value
+    return Item("interval_method", T("Interval method, resampling unit and effective degrees of freedom",
+                                     "Método del intervalo, unidad de remuestreo y grados de libertad efectivos"),
                 value, status)
 
 
@@ -347,3 +688,15 @@ def checklist_frame(items: Iterable[Item]) -> pd.DataFrame:
     """The checklist as a DataFrame with columns key, item, value, status (one row per item)."""
     return pd.DataFrame([{"key": i.key, "item": i.item, "value": i.value, "status": i.status}
                          for i in items], columns=["key", "item", "value", "status"])
+
+
+def checklist_table(items: Iterable[Item], language: str | None = None) -> pd.DataFrame:
+    """The checklist as a report shows it: in English :func:`checklist_frame`; in Spanish the items
+    numbered, with Spanish column headers and status words (the statuses themselves stay English)."""
+    lang = _lang(language)
+    items = list(items)
+    if lang != "es":
+        return checklist_frame(items)
+    return pd.DataFrame([{"n.\u00ba": str(k), "qué informar": i.item, "en este estudio": i.value,
+                          "estado": status_label(i.status, lang)} for k, i in enumerate(items, 1)],
+                        columns=["n.\u00ba", "qué informar", "en este estudio", "estado"])
