@@ -1,6 +1,11 @@
 """Coverage panel: every interval method on many censuses, at K = 5, 10, 20 and 40 documents.
 
     python benchmarks/coverage_panel.py [--reps 2000] [--replicates 499] [--quick] [--jobs 2]
+        [--censuses 'apipop.*,synthetic.1[3-9]'] [--ks 10,20] [--out DIR]
+
+Every single-system census is also the frame of its samples (the size of every population document
+is known), so the frame-aware micro methods (``micro.frame_ratio``, ``micro.frame_loglinear``) are
+measured beside the others.
 
 Censuses:
 
@@ -105,7 +110,7 @@ def load(source):
 
 
 def run_one(job):
-    name, label, source, k, reps, replicates, seed = job
+    name, label, source, k, reps, replicates, seed = job[:7]
     from perdoc.simulate import simulate, simulate_pairs
     census = load(source)
     t0 = time.perf_counter()
@@ -113,7 +118,7 @@ def run_one(job):
     if paired:
         res = simulate_pairs(census, k=k, reps=reps, seed=seed, level=0.95, replicates=replicates)
     else:
-        res = simulate(census, k=k, reps=reps, seed=seed, level=0.95, replicates=replicates)
+        res = simulate(census, k=k, reps=reps, seed=seed, level=0.95, replicates=replicates, frame=True)
     d = res.to_dict()
     prefix = "diff." if paired else ""
     return {"census": name, "label": label, "k": k, "documents": census.K,
@@ -207,10 +212,21 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="two synthetic and one real census, for a smoke test")
     ap.add_argument("--out", default=str(HERE), help="folder for coverage_panel.json and .md")
+    ap.add_argument("--censuses", default=None,
+                    help="comma-separated census names or shell patterns (apipop.*,synthetic.13); default: all. "
+                         "A selection does not touch README.md")
+    ap.add_argument("--ks", default=None, help="comma-separated K values (default: 5,10,20,40)")
     args = ap.parse_args(argv)
+    import fnmatch
     import perdoc.simulate  # noqa: F401  (imported once, before the workers start)
+    ks = KS if args.ks is None else tuple(int(x) for x in args.ks.split(","))
+    pats = None if args.censuses is None else [p.strip() for p in args.censuses.split(",") if p.strip()]
+    chosen = [(name, label, source) for name, label, source in censuses(args.quick)
+              if pats is None or any(fnmatch.fnmatchcase(name, p) for p in pats)]
+    if not chosen:
+        ap.error(f"--censuses {args.censuses!r} matches no census")
     jobs = [(name, label, source, k, args.reps, args.replicates, args.seed)
-            for name, label, source in censuses(args.quick) for k in KS]
+            for name, label, source in chosen for k in ks]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = []
@@ -226,7 +242,7 @@ def main(argv=None):
     (out / "coverage_panel.md").write_text(full_tables(results) + "\n")
     table = markdown(results, summary, meta)
     readme = HERE / "README.md"
-    if not args.quick and readme.exists():
+    if not args.quick and pats is None and args.ks is None and readme.exists():
         text = readme.read_text()
         start, end = "<!-- coverage-panel:start -->", "<!-- coverage-panel:end -->"
         block = f"{start}\n{table}\n{end}"

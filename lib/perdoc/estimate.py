@@ -44,7 +44,7 @@ FPC_HEURISTIC = ("finite population correction (1 - K/M) applied to a method it 
 
 
 def estimate(table: DocTable, *, level: float = 0.95, population_size: int | None = None,
-             replicates: int = DEFAULT_REPLICATES, seed: int | None = DEFAULT_SEED) -> Estimates:
+             replicates: int = DEFAULT_REPLICATES, seed: int | None = DEFAULT_SEED, frame=None) -> Estimates:
     """Estimate the micro and macro means of one system with every interval method.
 
     Parameters
@@ -60,8 +60,15 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
         Document bootstrap replicates; 0 skips the bootstrap.
     seed : int, optional
         Seed of the bootstrap's random generator (numpy ``default_rng``).
+    frame : perdoc.frame.Frame, optional
+        The size of every population document (:func:`perdoc.frame.read_frame`). Adds the
+        frame-aware micro methods ``frame_ratio`` and ``frame_loglinear``
+        (:func:`perdoc.methods.frame_prediction`); ``population_size`` defaults to the frame's
+        number of documents (and must equal it when given). Every sampled document must be in the
+        frame with the same size.
     """
-    return _estimate(table, level=level, population_size=population_size, replicates=replicates, seed=seed)
+    return _estimate(table, level=level, population_size=population_size, replicates=replicates, seed=seed,
+                     frame=frame)
 
 
 def working_table(table: DocTable) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
@@ -99,9 +106,11 @@ def metric_range(table: DocTable, n=None, s=None, q=None, k: int = 0) -> tuple[f
 
 
 def _estimate(table: DocTable, *, level, population_size, replicates, seed, bounds="auto",
-              difference: bool = False) -> Estimates:
+              difference: bool = False, frame=None) -> Estimates:
     """:func:`estimate`; ``bounds`` is the metric's range (``"auto"``: from the table);
     ``difference``: the table holds paired differences of two systems (:func:`perdoc.compare`)."""
+    if frame is not None:
+        population_size = _check_frame(table, frame, population_size)
     level, population_size, replicates, seed = _validate(table, level, population_size,
                                                          replicates, seed)
     n, s, q, k = working_table(table)
@@ -143,6 +152,13 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
     # others on the working scale and divided back below
     intervals += ctx.bounded(res)
     intervals.append(new("micro.atanh_cr2" if difference else "micro.logit_cr2"))
+
+    if frame is not None:
+        fres = _methods.frame_methods(n[None, :], s[None, :], None if q is None else q[None, :], frame.totals,
+                                      alpha=alpha, bounded=mrange == (0.0, 1.0), k=k)
+        frame_note = (f"frame: {frame.M:,} population documents, {frame.N:,.0f} chunks",)
+        intervals += [ctx.batch(name, fres[name], R=R, replicates=replicates, notes=frame_note,
+                                true_scale=true_scale) for name in fres]
 
     draws = None
     if replicates > 0:
@@ -188,6 +204,19 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
                     notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
                     metric_range=mrange)
     return _with_primary(out, difference=mrange is not None and tuple(mrange) == (-1.0, 1.0))
+
+
+def _check_frame(table: DocTable, frame, population_size):
+    """The population size a frame implies (checked against one given), after checking that the
+    sample fits the frame (:meth:`perdoc.frame.Frame.check`)."""
+    from .frame import Frame
+    if not isinstance(frame, Frame):
+        raise ParameterError("frame must be a perdoc.frame.Frame (use perdoc.frame.read_frame or Frame.from_arrays)")
+    frame.check(table)
+    if population_size is not None and not isinstance(population_size, bool) and population_size != frame.M:
+        raise ParameterError(f"population size M = {population_size} differs from the {frame.M:,} documents of "
+                             f"{frame.label}; leave it out (the frame gives M) or give the frame's count")
+    return frame.M if population_size is None else population_size
 
 
 def _with_primary(est: Estimates, *, difference: bool) -> Estimates:
@@ -321,6 +350,11 @@ class _Ctx:
         ("micro.calibrated", False): "bootstrap-calibrated (prepivoted) CR2, Bell-McCaffrey df",
         ("macro.calibrated", True): "bootstrap-calibrated (prepivoted) t on the logit of the macro mean, in [0, 1]",
         ("macro.calibrated", False): "bootstrap-calibrated (prepivoted) t on document rates, K-1 df",
+        ("micro.frame_ratio", True): "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]",
+        ("micro.frame_ratio", False): "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df",
+        ("micro.frame_loglinear", True): ("frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df, "
+                                          "logit scale, in [0, 1]"),
+        ("micro.frame_loglinear", False): "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df",
     }
 
     def _reason(self, name: str, code: int, est: float) -> str | None:
@@ -347,6 +381,9 @@ class _Ctx:
         if code == M.UNBOUNDED:
             return ("the interval is unbounded on one side (a calibrated tail probability is 0 or 1: no "
                     "replicate's studentised root reaches past the estimate on that side)")
+        if code == M.NOT_IDENTIFIED:
+            return ("every sampled document has the same size, so the trend of the rate in size cannot be "
+                    "estimated: no interval")
         if code == M.NOT_APPLICABLE:
             if name == "micro.atanh_cr2":
                 return "defined for differences of two metrics bounded in [0, 1]"
@@ -386,14 +423,17 @@ class _Ctx:
             elif key in ("calibrated_low", "calibrated_high"):
                 if ci is not None and not self.census and math.isfinite(float(v)):
                     extra.setdefault("calibrated_levels", [None, None])[key == "calibrated_high"] = float(v)
-            elif key in ("se_logit", "se_atanh"):
+            elif key in ("se_logit", "se_atanh", "slope"):
                 if math.isfinite(float(v)):
                     extra[key] = float(v)
             else:
                 extra[key] = float(v)
         if "degenerate_fraction" in extra:
             extra = {"replicates": replicates, **extra}
-        label = self._LABELS.get(name) or self._LABELS[(name, extra.get("base") in ("logit_cr2", "logit_t"))]
+        if name.startswith("micro.frame_"):
+            label = self._LABELS[(name, ts)]
+        else:
+            label = self._LABELS.get(name) or self._LABELS[(name, extra.get("base") in ("logit_cr2", "logit_t"))]
         if method in ("calibrated", "bootstrap_t_logit"):
             unit = "document"
         else:

@@ -475,3 +475,157 @@ def wild_result(n, s, R, seeds, replicates, level, fpc, flat) -> MethodResult:
     return MethodResult(R, shrink(R, w.low, fpc), shrink(R, w.high, fpc), code,
                         extra={"pieces": (prow, shrink(Rp, plo, fpc), shrink(Rp, phi, fpc)), "min_p": w.min_p,
                                "weights": w.weights, "enumerated": w.enumerated, "draws": w.draws})
+
+
+# ---------------------------------------------------------------------- frame-aware (prediction) methods
+NOT_IDENTIFIED = 10  # the size trend cannot be estimated: every sampled document has the same size
+
+#: The frame-aware micro methods (:func:`frame_methods`): available when the sizes of every
+#: population document are known.
+FRAME_METHODS = ("frame_ratio", "frame_loglinear")
+
+
+class FrameTotals:
+    """What the frame-aware methods need from the sizes ``n`` of every population document: ``M``
+    documents, ``N = sum n``, ``N2 = sum n^2``, ``NZ = sum n z`` with ``z = log(n / ref)`` and ``ref``
+    the smallest size (so ``z = 0`` exactly when every size is equal, ``flat``). Sums by
+    :func:`math.fsum` (correctly rounded)."""
+
+    __slots__ = ("M", "N", "N2", "NZ", "ref", "flat")
+
+    def __init__(self, sizes):
+        import math
+        n = np.asarray(sizes, dtype=float).reshape(-1)
+        self.M = int(n.size)
+        self.ref = float(n.min())
+        self.flat = bool(np.all(n == n[0]))
+        self.N = math.fsum(n.tolist())
+        self.N2 = math.fsum((n * n).tolist())
+        self.NZ = math.fsum((n * np.log(n / self.ref)).tolist())
+
+
+def frame_prediction(n, s, q, totals: FrameTotals, *, trend: bool, alpha: float, bounded=False, k: int = 0):
+    """Prediction (model-based) estimator of the micro mean with the frame's sizes, batch over ``(..., K)``.
+
+    Working model for the score sum of a document: ``s_d = n_d (b_0 + b_1 z_d) + e_d`` with
+    ``z_d = log(n_d / ref)`` (``trend``; without it ``b_1 = 0``, the ratio model), ``E e_d = 0`` and
+    ``Var e_d = sigma^2 v_d``, ``v_d = n_d (1 + kappa n_d)``: chunk-level noise plus a between-document
+    part, ``kappa = rho / (1 - rho)`` from the sample's ANOVA intra-class correlation ``rho``
+    (:func:`perdoc.diagnostics.icc_anova`, clipped to [0, 0.99]; 0 without ``q``). ``b`` by weighted
+    least squares (weights ``1 / v_d``). The estimate is the sampled sums plus the model's prediction
+    for every unsampled document, over the frame's chunks:
+    ``(sum_S s_d + t_U' b) / N`` with ``t_U`` the frame's totals of ``(n, n z)`` minus the sample's.
+
+    Variance of the prediction error ``t_U'(b - beta) - sum_U e_d`` (Royall's robust form): the first
+    part by the leverage-corrected sandwich (HC2, the CR2 of one-document clusters)
+    ``sum_d c_d^2 e_d^2 / (1 - h_dd)`` with ``c_d = t_U' (X'WX)^{-1} x_d / v_d``, the second by
+    ``sigma^2 sum_U v_d`` with ``sigma^2 = mean_d e_d^2 / ((1 - h_dd) v_d)``; both vanish when every
+    population document is sampled (the finite population correction the estimator implies).
+    Degrees of freedom: Bell-McCaffrey's, ``tr(D)^2 / tr(D^2)`` for the quadratic form of the
+    residuals under the working model, in O(K) through the rank-2 structure of the hat matrix.
+    The interval is t on the logit scale where ``bounded`` (as :func:`logit_cr2`; no interval when
+    the estimate leaves (0, 1)), plain t elsewhere.
+
+    Returns ``(estimate, low, high, code, se, df, extra)``: ``estimate`` and ``se`` on the working
+    scale (``2^k`` times the true values) where not ``bounded``, on the true scale where ``bounded``
+    (so are ``low`` and ``high``); ``extra`` holds ``slope`` (``b_1`` on the true scale, NaN without a
+    trend), ``kappa`` and ``se_logit``.
+    """
+    from . import micro as _micro
+    from .diagnostics import icc_anova
+    ld = _micro.ldexp
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    K = n.shape[-1]
+    shape = n.shape[:-1]
+    bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
+    if q is None:
+        kappa = np.zeros(shape)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho = np.clip(np.nan_to_num(np.asarray(icc_anova(n, s, q), dtype=float), nan=0.0), 0.0, 0.99)
+        kappa = rho / (1.0 - rho)
+    kb = np.asarray(kappa)[..., None]
+    v = n * (1.0 + kb * n)
+    w = 1.0 / v
+    NS = n.sum(axis=-1)
+    everyone = totals.M == K                 # every population document sampled (a census)
+    t1 = np.zeros(shape) if everyone else totals.N - NS   # chunks of the unsampled documents
+    a11 = np.sum(n * n * w, axis=-1)
+    b1 = np.sum(n * s * w, axis=-1) / a11
+    use_trend = trend and not totals.flat
+    if use_trend:
+        z = np.log(n / totals.ref)
+        zbar = np.sum(n * n * w * z, axis=-1) / a11          # weighted mean: x2 is orthogonal to n
+        x2 = n * (z - zbar[..., None])
+        a22 = np.sum(x2 * x2 * w, axis=-1)
+        same = np.all(z == z[..., :1], axis=-1)
+        a22g = np.where(same, 1.0, a22)
+        b2 = np.where(same, 0.0, np.sum(x2 * s * w, axis=-1) / a22g)
+        t2 = np.zeros(shape) if everyone else (totals.NZ - np.sum(n * z, axis=-1)) - zbar * t1
+    else:
+        x2 = np.zeros_like(n)
+        same = np.zeros(shape, dtype=bool)
+        a22g = np.ones(shape)
+        b2 = np.zeros(shape)
+        t2 = np.zeros(shape)
+    est = (s.sum(axis=-1) + t1 * b1 + t2 * b2) / totals.N
+    e = s - b1[..., None] * n - b2[..., None] * x2
+    h = (n * n * w) / a11[..., None] + (x2 * x2 * w) / a22g[..., None]
+    one_minus_h = 1.0 - h
+    lev_ok = np.all(one_minus_h > 1e-12, axis=-1)
+    omh = np.where(one_minus_h > 1e-12, one_minus_h, 1.0)
+    c = (t1[..., None] * n / a11[..., None] + t2[..., None] * x2 / a22g[..., None]) * w
+    vU = np.zeros(shape) if everyone else t1 + np.asarray(kappa) * (totals.N2 - np.sum(n * n, axis=-1))
+    a = c * c / omh + vU[..., None] / (K * v * omh)
+    var = np.sum(a * e * e, axis=-1) / (totals.N * totals.N)
+    se = np.sqrt(var)
+    # Bell-McCaffrey df: D = A^(1/2) (Sigma - X P X') A^(1/2), P = diag(1/a11, 1/a22) (orthogonal columns)
+    av = a * v
+    g11 = np.sum(a * n * n, axis=-1)
+    g22 = np.sum(a * x2 * x2, axis=-1)
+    g12 = np.sum(a * n * x2, axis=-1)
+    tr_d = np.sum(av, axis=-1) - g11 / a11 - g22 / a22g
+    cross = np.sum(a * av * n * n, axis=-1) / a11 + np.sum(a * av * x2 * x2, axis=-1) / a22g
+    tr_d2 = (np.sum(av * av, axis=-1) - 2.0 * cross + (g11 / a11) ** 2 + (g22 / a22g) ** 2
+             + 2.0 * g12 * g12 / (a11 * a22g))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(tr_d2 > 0, tr_d * tr_d / tr_d2, np.nan)
+    r = s / n
+    flat = np.all(r == r[..., :1], axis=-1)
+    unidentified = same & use_trend
+    est_t, se_t = ld(est, -k), ld(se, -k)
+    # the plain t interval (unbounded metrics)
+    code_t = _codes([unidentified, flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
+                    [NOT_IDENTIFIED, FLAT, BAD_DF, ZERO_SE, BAD_DF], shape)
+    good = code_t == OK
+    with np.errstate(invalid="ignore"):
+        half = _special().stdtrit(np.where(good, df, 1.0), 1.0 - alpha / 2.0) * se
+    lo_t, hi_t = np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
+    # the logit interval (bounded metrics), on the true scale
+    inside = (est_t > 0) & (est_t < 1)
+    code_l = _codes([unidentified, ~inside, flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
+                    [NOT_IDENTIFIED, AT_BOUNDS, FLAT, BAD_DF, ZERO_SE, BAD_DF], shape)
+    gl = code_l == OK
+    Eg = np.where(inside, est_t, 0.5)
+    se_l = np.where(inside, se_t / (Eg * (1.0 - Eg)), np.nan)
+    lo_l, hi_l = transformed_t(logit(Eg), se_l, df, alpha, gl, expit)
+    extra = {"slope": np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan),
+             "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape), "se_logit": se_l,
+             }
+    code = np.where(bounded, code_l, code_t)
+    return (np.where(bounded, est_t, est), np.where(bounded, lo_l, lo_t), np.where(bounded, hi_l, hi_t), code,
+            np.where(bounded, se_t, se), df, extra)
+
+
+def frame_methods(n, s, q, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0) -> dict:
+    """The frame-aware micro methods (:data:`FRAME_METHODS`) on a batch: ``{"micro.frame_ratio":
+    MethodResult, "micro.frame_loglinear": MethodResult}`` (see :func:`frame_prediction`); results
+    are on the true scale where ``bounded`` (``true_scale``), on the working scale elsewhere."""
+    out = {}
+    bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), np.shape(n)[:-1])
+    for name, trend in (("frame_ratio", False), ("frame_loglinear", True)):
+        est, lo, hi, code, se, df, extra = frame_prediction(n, s, q, totals, trend=trend, alpha=alpha,
+                                                            bounded=bounded, k=k)
+        out[f"micro.{name}"] = MethodResult(est, lo, hi, code, se=se, df=df, extra=extra, true_scale=bounded)
+    return out

@@ -186,7 +186,7 @@ class RepIntervals:
 # ====================================================================== public API
 def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
              design: dict | None = None, replicates: int = 999,
-             progress: Callable[[int, int], Any] | None = None) -> SimulationResult:
+             progress: Callable[[int, int], Any] | None = None, frame: bool = False) -> SimulationResult:
     """Simulate the coverage of every interval method on samples drawn from ``census``.
 
     Parameters
@@ -207,6 +207,11 @@ def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float
         Document bootstrap replicates and wild bootstrap draws per sample (0 skips them).
     progress : callable, optional
         ``progress(done, total)`` after each block of repetitions.
+    frame : bool
+        The sizes of every population document are known (the census is the frame): adds the
+        frame-aware micro methods (``micro.frame_ratio``, ``micro.frame_loglinear``,
+        :func:`perdoc.methods.frame_prediction`) under simple random sampling, as
+        ``perdoc.estimate(sample, frame=...)`` computes them.
 
     Coverage counts a sample without an interval as a miss and an infinite interval as a hit
     (``no_interval`` and ``infinite`` report how often each happened). Recommendation, per
@@ -215,7 +220,8 @@ def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float
     width is recommended (methods that ever gave an infinite interval rank last); when none
     qualifies the recommendation is None and the note names the method with the highest coverage.
     """
-    plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates)
+    plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates,
+                 frame=frame)
     return plan.run(progress)
 
 
@@ -231,9 +237,10 @@ def simulate_pairs(census_pairs: PairTable, *, k: int, reps: int, seed: int = 1,
 
 
 def rep_intervals(census: DocTable | PairTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
-                  design: dict | None = None, replicates: int = 999) -> RepIntervals:
+                  design: dict | None = None, replicates: int = 999, frame: bool = False) -> RepIntervals:
     """The intervals of every repetition of :func:`simulate` (same arguments, same draws)."""
-    plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates)
+    plan = _Plan(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates,
+                 frame=frame)
     blocks = list(plan.blocks())
     k = plan.unit_exp
     cat = lambda dicts: {m: np.concatenate([d[m] for d in dicts]) for m in dicts[0]}  # noqa: E731
@@ -301,8 +308,10 @@ def recommend(methods: dict, level: float) -> tuple[dict, dict]:
 class _Plan:
     """Validated arguments, census arrays, method list and the random streams."""
 
-    def __init__(self, census, *, k, reps, seed, level, design, replicates):
+    def __init__(self, census, *, k, reps, seed, level, design, replicates, frame=False):
         self.paired = isinstance(census, PairTable)
+        if not isinstance(frame, bool):
+            raise ParameterError(f"frame must be true or false (got {frame!r})")
         if self.paired:
             if not census.paired:
                 raise ParameterError("simulate_pairs needs paired data (both systems scored on every row)")
@@ -350,6 +359,8 @@ class _Plan:
         if j:
             s, q = _micro.ldexp(s, j), None if q is None else _micro.ldexp(q, 2 * j)
         self.n, self.s, self.q = n, s, q
+        # the census as the frame: the sizes of every population document (frame-aware methods)
+        self.frame = _methods.FrameTotals(n) if (frame and not self.paired) else None
         self.truth = {"micro": float(self.s.sum() / self.n.sum()), "macro": float(np.mean(self.s / self.n))}
         self.notes: list[str] = []
         design = {"sampling": "srs"} if design is None else design
@@ -364,6 +375,12 @@ class _Plan:
                                      "a sample of every document has no sampling error")
             self.methods = self._srs_methods(table)
             self.design = {"sampling": "srs", "population_size": self.M}
+            if self.frame is not None:
+                self.methods += [f"micro.{m}" for m in _methods.FRAME_METHODS]
+                self.design["frame"] = True
+            elif frame:
+                self.notes.append("the frame-aware methods are for one system's micro mean and are left out of a "
+                                  "paired difference")
             if self.paired:
                 self.design.update({"paired": True, "difference": f"{census.names[0]} - {census.names[1]}"})
         elif self.sampling == "stratified":
@@ -520,7 +537,7 @@ class _Plan:
                 res = _srs_block(n, s, q, seeds, M=self.M, level=self.level, B=self.replicates,
                                  binary=self.binary, methods=self.methods, unit_exp=self.unit_exp,
                                  bounded=self._bounded_rows(idx, n, s, q), difference=self.paired,
-                                 pair_bounded=self.pair_bounded)
+                                 pair_bounded=self.pair_bounded, frame=self.frame)
             elif self.sampling == "stratified":
                 res = _stratified_block(n, s, [(pos.size, k_h) for _, pos, k_h in self.strata], self.level)
             else:
@@ -609,7 +626,7 @@ class _Plan:
 
 # ====================================================================== simple random sampling
 def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0, bounded=None, difference=False,
-               pair_bounded=False):
+               pair_bounded=False, frame=None):
     """Every interval of ``perdoc.estimate(sample, population_size=M, replicates=B, seed=seed)``
     for each row of the (reps, k) arrays: the library's own batch implementation
     (:func:`perdoc.methods.srs_methods`), results brought to the working scale."""
@@ -618,6 +635,10 @@ def _srs_block(n, s, q, seeds, *, M, level, B, binary, methods, unit_exp=0, boun
     res, _ = _methods.srs_methods(n, s, q, fpc=fpc, level=level, replicates=B, seeds=seeds, k=unit_exp,
                                   binary=binary, bounded=np.zeros(nb, dtype=bool) if bounded is None else bounded,
                                   difference=difference, pair_bounded=pair_bounded)
+    if frame is not None:
+        res.update(_methods.frame_methods(n, s, q, frame, alpha=1.0 - level,
+                                          bounded=np.zeros(nb, dtype=bool) if bounded is None else bounded,
+                                          k=unit_exp))
     est, low, high, pieces = {}, {}, {}, {}
     for name in methods:
         r = res[name]

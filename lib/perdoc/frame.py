@@ -1,0 +1,131 @@
+"""The sampling frame: the size of every document in the population.
+
+Scoring is what costs; chunking the whole corpus is cheap, so the number of chunks of every
+population document (sampled or not) is usually known. With it, the micro mean can be estimated by
+prediction from the sample to the unsampled documents of known size (the frame-aware methods
+``micro.frame_ratio`` and ``micro.frame_loglinear``, :func:`perdoc.methods.frame_prediction`).
+
+A frame is read from a CSV, TSV, JSON Lines or Parquet file with one row per population document:
+the document id column (named as the data's, ``--doc``) and a column ``n`` with its number of
+chunks (or queries); or it is taken from a census (:meth:`Frame.from_table`: a per-chunk census
+counted per document). :meth:`Frame.check` refuses, with one line, a sample that does not fit it:
+sampled documents missing from the frame, or a sampled document whose size differs from the frame's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .methods import FrameTotals
+from .table import MAX_COUNT, DocTable
+
+__all__ = ["Frame", "read_frame", "FRAME_SIZE_COLUMN"]
+
+#: The size column of a frame file.
+FRAME_SIZE_COLUMN = "n"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Document ids and sizes of every population document (ids unique, sizes whole and positive)."""
+
+    doc: np.ndarray
+    n: np.ndarray
+    label: str = "the frame"
+
+    @classmethod
+    def from_arrays(cls, doc, n, *, label: str = "the frame") -> "Frame":
+        """A frame from ids and sizes, checked: at least two documents, unique non-missing ids, sizes
+        whole numbers from 1 to 2^53 (their total too)."""
+        doc = np.asarray([None if x is None else str(x) for x in np.asarray(doc, dtype=object).tolist()],
+                         dtype=object)
+        try:
+            n = np.asarray(n, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label} must hold numbers (chunks per document)") from None
+        if doc.shape != n.shape:
+            raise InputError(f"{label}: one id per size is needed (got {doc.size} ids and {n.size} sizes)")
+        if n.size < 2:
+            raise InputError(f"{label} must list at least 2 documents (got {n.size})")
+        missing = int(sum(x is None for x in doc.tolist()))
+        if missing:
+            raise InputError(f"{label}: {missing} row(s) have no document id; every population document needs one")
+        bad = ~np.isfinite(n) | (n < 1) | (n != np.round(n)) | (n > MAX_COUNT)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label}: document {doc[i]!r} has size {n[i]:g}; "
+                             "sizes must be whole numbers of chunks from 1 to 2^53")
+        if float(n.sum()) > MAX_COUNT:
+            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label}: the total number of chunks exceeds 2^53")
+        ids, counts = np.unique(doc.astype(str), return_counts=True)
+        if ids.size != doc.size:
+            dup = ids[counts > 1]
+            raise InputError(f"{label}: {dup.size} document id(s) appear more than once (e.g. {str(dup[0])!r}); "
+                             "a frame lists each population document once")
+        return cls(doc=doc, n=n, label=label)
+
+    @classmethod
+    def from_table(cls, table: DocTable, *, label: str = "the census") -> "Frame":
+        """The frame of a census table: its documents and their numbers of chunks."""
+        return cls.from_arrays(table.doc, table.n, label=label)
+
+    @property
+    def M(self) -> int:
+        """Documents in the population."""
+        return int(self.n.size)
+
+    @property
+    def N(self) -> float:
+        """Chunks in the population."""
+        return float(self.totals.N)
+
+    @property
+    def totals(self) -> FrameTotals:
+        return FrameTotals(self.n)
+
+    def check(self, table: DocTable) -> None:
+        """One-line InputError when ``table``'s documents do not fit the frame: a sampled document
+        missing from it, or a size that differs from the frame's."""
+        pos = {d: i for i, d in enumerate(self.doc.astype(str).tolist())}
+        sample = [str(x) for x in np.asarray(table.doc, dtype=object).tolist()]
+        missing = [d for d in sample if d not in pos]
+        if missing:
+            raise InputError(f"{len(missing)} sampled document(s) are missing from {self.label} (e.g. "
+                             f"{missing[0]!r}); the frame must list every population document")
+        fn = self.n[[pos[d] for d in sample]]
+        differ = np.flatnonzero(fn != np.asarray(table.n, dtype=float))
+        if differ.size:
+            i = int(differ[0])
+            raise InputError(f"{differ.size} sampled document(s) have a size that differs from {self.label} (e.g. "
+                             f"{sample[i]!r}: {float(table.n[i]):g} chunks in the data, {fn[i]:g} in the frame); "
+                             "the frame's column 'n' must count the same chunks as the data")
+
+
+def read_frame(path, doc: str, *, fmt: str | None = None) -> Frame:
+    """A frame file: one row per population document, the ``doc`` column and a column ``n`` (its
+    chunks). CSV, TSV, JSON Lines or Parquet (gzip-compressed text too), read as the data are."""
+    from ._rows import _plain
+    from .io import _doc_expr, _open_source
+    with _open_source(path, fmt) as src:
+        label = f"the frame {src.label}"
+        src.require(doc, FRAME_SIZE_COLUMN)
+        raw, x, text = src.number(FRAME_SIZE_COLUMN)
+        extra = f", CASE WHEN {raw} IS NOT NULL AND {x} IS NULL THEN {raw} END AS bad" if text else ""
+        res = src.fetch(f"SELECT {_doc_expr(src.ref(doc))} AS d, {x} AS x, {raw} IS NULL AS nul{extra} "
+                        f"FROM {src.relation}")
+    ids = _plain(res["d"], object)
+    if ids.size == 0:
+        raise InputError(f"{label} has no data rows")
+    nulls = int(_plain(res["nul"], bool).sum())
+    if nulls:
+        raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label}: {nulls} document(s) have no size; every "
+                         "population document needs its number of chunks")
+    if text:
+        bad = [v for v in _plain(res["bad"], object) if v is not None]
+        if bad:
+            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label}: {len(bad)} value(s) are not numbers "
+                             f"(e.g. {str(bad[0])[:40]!r})")
+    return Frame.from_arrays(ids, _plain(res["x"], float), label=label)
