@@ -83,6 +83,7 @@ class Design:
     strata_column: str | None = None          # stratified: the column naming each document's stratum
     strata_sizes: dict | None = None          # stratified: {stratum: M_h}
     chunks_in_doc: str | None = None          # two_stage: column with N_d, the chunks in the document
+    frame: str | None = None                  # sizes of every population document: a file, or "census"
 
     def as_engine_dict(self, table) -> dict:
         """The ``design`` argument of :func:`perdoc.estimate_design` for a loaded table."""
@@ -148,6 +149,8 @@ class Study:
     def to_dict(self) -> dict[str, Any]:
         """The parameters as written in summary.json (paths as given, relative to the YAML)."""
         d = asdict(self)
+        if d["design"].get("frame") is None:
+            d["design"].pop("frame", None)
         d.pop("raw")
         d["data"]["path"] = str(self.raw.get("data", {}).get("path", self.data.path))
         if self.data.trec is not None:
@@ -196,6 +199,7 @@ SCHEMA: dict[str, Any] = {
         "sampling": (_STR, False),
         "strata": (dict, False),
         "chunks_in_doc": (_STR, False),
+        "frame": (_STR, False),
     }, True),
     "estimand": ({
         "kind": (_STR, True),
@@ -367,8 +371,18 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if sampling in ("stratified", "two_stage") and "n" in raw["data"]:
         raise ParamsError(f"{label}: the {sampling} design needs per-chunk rows ('data.score'), not a "
                           "per-document table")
+    frame = g.get("frame")
+    if frame is not None:
+        if sampling not in ("srs", "census"):
+            raise ParamsError(f"{label}: key 'design.frame' goes with design.sampling srs or census (got {sampling})")
+        if not frame.strip():
+            raise ParamsError(f"{label}: key 'design.frame' is empty: give a file (document id and n per population "
+                              "document) or 'census'")
+        if frame.strip() == "census" and not raw.get("census"):
+            raise ParamsError(f"{label}: key 'design.frame: census' needs a census (key 'census.path')")
     design = Design(population=g["population"].strip(), sampling=sampling, population_size=M,
-                    strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col)
+                    strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col,
+                    frame=None if frame is None else frame.strip())
 
     e = raw["estimand"]
     if e["kind"] not in ESTIMANDS:
