@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--q", dest="q_col", help="pre-aggregated input: column with q_d (sum of squares)")
     e.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
                    help="documents in the population (turns on the finite population correction; default: none)")
+    e.add_argument("--frame", metavar="FILE",
+                   help="sizes of every population document: a file with the --doc column and a column n "
+                        "(chunks); adds the frame-aware micro methods (frame_ratio, frame_loglinear)")
     e.add_argument("--level", type=_number("--level"), default=None, help="confidence level (default 0.95)")
     e.add_argument("--replicates", type=_integer("--replicates"), default=None, metavar="B",
                    help="document bootstrap replicates (default 9999; 0 skips the bootstrap)")
@@ -300,9 +303,13 @@ def _estimate(args) -> int:
     pop = args.population_size
     if pop is not None and float(pop).is_integer():
         pop = int(pop)
+    frame = None
+    if args.frame is not None:
+        from .frame import read_frame
+        frame = read_frame(args.frame, doc_name)
     result = estimate(table, level=0.95 if args.level is None else args.level, population_size=pop,
                       replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
-                      seed=DEFAULT_SEED if args.seed is None else args.seed)
+                      seed=DEFAULT_SEED if args.seed is None else args.seed, frame=frame)
     if args.write_table:
         write_table(table, args.write_table, doc_name=doc_name)
     _print_estimates(args, result, table, aggregated)
@@ -347,7 +354,8 @@ def _estimate_params(args) -> int:
                                   ("--metric", args.metric), ("--trec-run", args.trec_run),
                                   ("--qrels", args.qrels), ("--measure", args.measure), ("--doc-map", args.doc_map),
                                   ("--allow-similar-ids", args.allow_similar_ids or None),
-                                  ("--backend", args.backend), ("--table", args.table)) if v is not None]
+                                  ("--backend", args.backend), ("--table", args.table),
+                                  ("--frame (use design.frame)", args.frame)) if v is not None]
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
