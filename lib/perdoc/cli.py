@@ -122,12 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
-                                   "<out>/<name>/report.html, summary.json and documents.csv.")
+                                   "<out>/<name>/report.html, summary.json and documents.csv. A report "
+                                   "replaces the earlier one of the same name; --name keeps variants apart.")
     r.add_argument("params", nargs="+", help="params YAML file(s)")
     r.add_argument("--out", default="reports", help="output folder (default: reports)")
     r.add_argument("--language", choices=("en", "es"), default=None,
                    help="language of the report, en (English) or es (Spanish); overrides report.language "
-                        "of every params file (default: the params file's, else en)")
+                        "of every params file, as --set report.language=... (default: the params file's, else en)")
+    r.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=None,
+                   help="override a params key by its dotted name, e.g. intervals.level=0.9, simulation.reps=500, "
+                        "report.language=es (repeatable; VALUE read as YAML; checked like the file; recorded "
+                        "in summary.json as params_overrides; default: none)")
+    r.add_argument("--name", metavar="NAME", default=None,
+                   help="the report's folder under --out, instead of the params file's name: (one params file "
+                        "only; default: the file's name)")
     return p
 
 
@@ -627,7 +635,8 @@ def format_simulation(result) -> str:
 
 def _report(args) -> int:
     from .report import build_reports
-    results = build_reports(args.params, args.out, language=args.language)
+    results = build_reports(args.params, args.out, language=args.language, overrides=args.overrides,
+                            name=args.name)
     failed = 0
     for params_file, ok, message in results:
         if ok:

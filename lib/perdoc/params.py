@@ -12,6 +12,8 @@ computed, because which mean answers the question does not depend on the data.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import difflib
 import numbers
 import re
@@ -24,7 +26,8 @@ import yaml
 from .errors import PerdocError
 from .i18n import LANGUAGES
 
-__all__ = ["ParamsError", "Study", "load_params", "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
+__all__ = ["ParamsError", "OverrideError", "Study", "load_params", "parse_overrides", "apply_overrides", "check_name",
+           "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
 
 SAMPLING_DESIGNS = ("srs", "census", "stratified", "two_stage")
 ESTIMANDS = ("micro", "macro")
@@ -41,6 +44,11 @@ DEFAULT_OUT_OF_SCOPE = (
 
 class ParamsError(PerdocError):
     """A params file is missing, is not valid YAML, or breaks the schema."""
+
+
+class OverrideError(ParamsError):
+    """An override (``perdoc report --set KEY=VALUE``) names an unknown key or gives a value the schema
+    refuses, while the params file itself is valid: the command line is wrong, not the file."""
 
 
 @dataclass(frozen=True)
@@ -145,13 +153,16 @@ class Study:
     out_of_scope_user: tuple[str, ...] = ()   # the params file's own out_of_scope entries
     out_of_scope_defaults: tuple[str, ...] = DEFAULT_OUT_OF_SCOPE  # the defaults kept (empty: turned off)
     language: str = "en"                  # the report's language (report.language): en or es
+    overrides: dict = field(default_factory=dict)  # {dotted key: value} applied over the file (--set)
 
     def to_dict(self) -> dict[str, Any]:
-        """The parameters as written in summary.json (paths as given, relative to the YAML)."""
+        """The parameters as written in summary.json (paths as given, relative to the YAML), with any
+        overrides applied (the overrides themselves are listed apart, see ``overrides``)."""
         d = asdict(self)
         if d["design"].get("frame") is None:
             d["design"].pop("frame", None)
         d.pop("raw")
+        d.pop("overrides")
         d["data"]["path"] = str(self.raw.get("data", {}).get("path", self.data.path))
         if self.data.trec is not None:
             d["data"]["path"] = str(self.raw["data"]["trec"]["run"])
@@ -236,8 +247,15 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def load_params(path) -> Study:
-    """Read and validate a params YAML file; relative data paths resolve against its folder."""
+def load_params(path, overrides=None) -> Study:
+    """Read and validate a params YAML file; relative data paths resolve against its folder.
+
+    ``overrides`` changes keys of the file before it is validated: a mapping ``{dotted key: value}``
+    (``{"intervals.level": 0.9}``) or a list of ``"KEY=VALUE"`` texts as ``perdoc report --set`` takes
+    them (see :func:`parse_overrides`). The result is validated by the same schema as the file; an
+    unknown key, or a value the schema refuses while the file alone is valid, raises
+    :class:`OverrideError`. The study records the overrides (``Study.overrides``).
+    """
     path = Path(path)
     label = str(path)
     if not path.exists():
@@ -253,7 +271,125 @@ def load_params(path) -> Study:
         raise ParamsError(f"{label}: not valid YAML{where}: {problem}") from None
     except UnicodeDecodeError:
         raise ParamsError(f"{label}: not UTF-8 text") from None
-    return parse_params(raw, base=path.resolve().parent, label=label, params_path=path)
+    base = path.resolve().parent
+    if not overrides:
+        return parse_params(raw, base=base, label=label, params_path=path)
+    changes = parse_overrides(overrides)
+    try:
+        study = parse_params(apply_overrides(raw, changes), base=base, label=label, params_path=path)
+    except ParamsError as err:
+        try:
+            parse_params(raw, base=base, label=label, params_path=path)
+        except ParamsError:
+            raise err from None  # the file itself is invalid: its own problem comes first
+        shown = ", ".join(f"--set {k}={_scalar_text(v)}" for k, v in changes.items())
+        raise OverrideError(str(err).replace(f"{label}: ", f"{label} with {shown}: ", 1)) from None
+    return dataclasses.replace(study, overrides=changes)
+
+
+def parse_overrides(overrides) -> dict[str, Any]:
+    """``{dotted key: value}`` from a mapping or from ``"KEY=VALUE"`` texts, every key checked against
+    the schema (an unknown key: :class:`OverrideError` naming it, with the closest known key).
+
+    A text VALUE is read as a YAML scalar (``0.9``, ``500``, ``true``, ``null``, ``"quoted"``, a flow
+    list ``[a, b]``); for a key whose schema type is a string the text is taken as written when YAML
+    would read something else (``--set title=2026`` is the title "2026"). A later override of the
+    same key replaces an earlier one.
+    """
+    pairs = []
+    if isinstance(overrides, dict):
+        pairs = [(str(k).strip(), v, False) for k, v in overrides.items()]
+    else:
+        for text in overrides:
+            if not isinstance(text, str) or "=" not in text:
+                raise OverrideError(f"--set {text!r}: expected KEY=VALUE, a dotted params key and its value "
+                                    "(e.g. --set intervals.level=0.9)")
+            key, value = text.split("=", 1)
+            pairs.append((key.strip(), value, True))
+    out: dict[str, Any] = {}
+    for key, value, is_text in pairs:
+        kind = _schema_kind(key)
+        if is_text:
+            value = _read_value(key, value, kind)
+        out.pop(key, None)
+        out[key] = value
+    return out
+
+
+def apply_overrides(raw, changes: dict[str, Any]):
+    """A copy of the raw params mapping with each ``{dotted key: value}`` set (missing mappings on the
+    way are created). A raw document that is not a mapping is returned as it is (the file's own
+    error is then reported)."""
+    if not isinstance(raw, dict):
+        return raw
+    out = copy.deepcopy(raw)
+    for key, value in changes.items():
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+            if not isinstance(node, dict):
+                break  # the file's own value there is not a mapping: parse_params names it
+        else:
+            node[parts[-1]] = value
+    return out
+
+
+def _schema_kind(key: str):
+    """The schema type of a dotted key (None under a free-form mapping such as design.strata); an
+    unknown key or a key below a plain value is an :class:`OverrideError` naming it."""
+    if not key or any(not part for part in key.split(".")):
+        raise OverrideError(f"--set {key!r}=...: the key must be a dotted params key such as intervals.level")
+    schema: Any = SCHEMA
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        prefix = ".".join(parts[:i])
+        if schema is None:          # inside a free-form mapping: the schema check after applying decides
+            continue
+        if part not in schema:
+            close = difflib.get_close_matches(part, list(schema), n=1)
+            where = f"{prefix}." if prefix else ""
+            hint = f" (did you mean '{where}{close[0]}'?)" if close else \
+                f" (known keys: {', '.join(where + k for k in schema)})"
+            raise OverrideError(f"--set {key}: unknown key '{where}{part}'{hint}")
+        kind = schema[part][0]
+        if i < len(parts) - 1 and not isinstance(kind, dict) and kind is not dict:
+            raise OverrideError(f"--set {key}: key '{'.'.join(parts[:i + 1])}' is {kind}, not a mapping of keys")
+        schema = kind if isinstance(kind, dict) else None
+    return kind
+
+
+def _read_value(key: str, text: str, kind):
+    """The value of ``--set KEY=TEXT``: TEXT read as YAML; string keys keep the text as written."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        if kind == _STR:
+            return text.strip()
+        raise OverrideError(f"--set {key}={text}: the value is not valid YAML") from None
+    if kind == _STR and value is not None and not isinstance(value, str) and not isinstance(value, (dict, list)):
+        return text.strip()
+    return value
+
+
+def _scalar_text(value) -> str:
+    """An override's value as it would be typed on the command line."""
+    if isinstance(value, str):
+        return value
+    return yaml.safe_dump(value, default_flow_style=True, width=1 << 16).strip().removesuffix("\n...").strip()
+
+
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+
+
+def check_name(name, label: str = "name") -> str:
+    """``name`` if it is a valid report folder name (params ``name:``, ``perdoc report --name``), else a
+    one-line :class:`ParamsError` naming ``label``."""
+    if not isinstance(name, str) or not re.fullmatch(NAME_PATTERN, name):
+        raise ParamsError(f"{label} must be a folder name of letters, digits, '_', '-' or '.' (got {name!r})")
+    return name
 
 
 def _engine_keys(d: dict, label: str) -> dict:
@@ -281,10 +417,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
                           "estimand.why; the estimand is decided from the question before computing, "
                           "never after seeing the numbers")
     _check(raw, SCHEMA, label, prefix="")
-    name = raw["name"]
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-        raise ParamsError(f"{label}: key 'name' must be a folder name of letters, digits, '_', '-' or '.' "
-                          f"(got {name!r})")
+    name = check_name(raw["name"], f"{label}: key 'name'")
 
     d = raw["data"]
     trec = None

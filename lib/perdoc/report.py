@@ -10,7 +10,6 @@ error page saying what failed instead of a report that looks complete.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import hashlib
 import html
 import json
@@ -205,12 +204,16 @@ def notebook_dir() -> Path:
 def analyse(params_file) -> Analysis:
     """Validate the params, load the data and compute every estimate (cached per file state).
 
+    A relative ``params_file`` that does not exist relative to the working directory is looked up
+    relative to the notebooks folder (:func:`notebook_dir`), so the notebooks' default
+    ``../params/example.yaml`` works wherever a notebook is run from.
+
     Inside a report build the notebook kernel gets the analysis the build computed from its one
     snapshot of the inputs (see :func:`build_report`), so every number and hash in a report folder
     comes from a single reading of the data, even if a file changes while the report renders.
     """
     from .i18n import set_language
-    path = Path(params_file).resolve()
+    path = _params_path(params_file).resolve()
     analysis = _frozen_analysis(path)
     if analysis is None:
         study = load_params(path)
@@ -218,6 +221,20 @@ def analyse(params_file) -> Analysis:
         analysis = _analyse_cached(str(path), stamp)
     set_language(analysis.study.language)   # the notebooks' text follows the study's report.language
     return analysis
+
+
+def _params_path(params_file) -> Path:
+    """``params_file`` as given when it exists (or is absolute), else relative to the notebooks folder;
+    when neither exists, one line naming both places tried."""
+    given = Path(os.fspath(params_file))
+    if given.is_absolute() or given.exists():
+        return given
+    beside = notebook_dir() / given
+    if beside.exists():
+        return beside
+    from .params import ParamsError
+    raise ParamsError(f"params file not found: {given} (looked in the working directory {Path.cwd()} "
+                      f"and in the notebooks folder {notebook_dir()})")
 
 
 @lru_cache(maxsize=8)
@@ -338,6 +355,7 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out = analysis.estimates.to_dict()
     out["estimand"] = {"kind": analysis.study.estimand.kind, "why": analysis.study.estimand.why}
     out["params"] = analysis.study.to_dict()
+    out["params_overrides"] = dict(analysis.study.overrides)   # --set / --name / --language over the file
     out["input"] = dict(analysis.input)
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
     if analysis.comparison is not None:
@@ -399,24 +417,47 @@ ERROR_MARK = "perdoc report failed"
 TMP_PREFIX, OLD_PREFIX, TMP_MARK = ".perdoc-tmp-", ".perdoc-old-", ".perdoc-tmp"
 
 
-def build_reports(params_files, out_dir="reports", *, language: str | None = None) -> list[tuple[str, bool, str]]:
+def build_reports(params_files, out_dir="reports", *, language: str | None = None, overrides=None,
+                  name: str | None = None, notify=None) -> list[tuple[str, bool, str]]:
     """Build one report per params file; a failure does not stop the others.
 
     Returns ``(params file, ok, message)`` per file. ``language`` (``en``, ``es``) overrides each
-    file's ``report.language``.
+    file's ``report.language``; ``overrides`` (``{dotted key: value}`` or ``"KEY=VALUE"`` texts) change
+    keys of every file; ``name`` is the output folder and goes with one params file only. Overrides
+    that name an unknown key, and a ``name`` with several files, raise before anything is written.
+    See :func:`build_report`.
     """
+    from .params import check_name, parse_overrides
+    params_files = list(params_files)
+    if name is not None:
+        check_name(name, "--name")
+        if len(params_files) != 1:
+            raise ReportError(f"--name names one report folder: give it with one params file "
+                              f"(got {len(params_files)})")
+    if overrides:
+        overrides = parse_overrides(overrides)
     results = []
     for pf in params_files:
         try:
-            path = build_report(pf, out_dir, language=language)
+            path = build_report(pf, out_dir, language=language, overrides=overrides, name=name, notify=notify)
             results.append((str(pf), True, str(path)))
         except PerdocError as err:
             results.append((str(pf), False, str(err)))
     return results
 
 
-def build_report(params_file, out_dir="reports", *, language: str | None = None) -> Path:
+def build_report(params_file, out_dir="reports", *, language: str | None = None, overrides=None,
+                 name: str | None = None, notify=None) -> Path:
     """Build ``<out_dir>/<name>/report.html``, ``summary.json`` and ``documents.csv``.
+
+    ``overrides`` change keys of the params file before it is validated (``{"intervals.level": 0.9}``
+    or ``["intervals.level=0.9"]``, see :func:`perdoc.params.load_params`); ``language`` is the same as
+    the override ``report.language`` and ``name`` (the output folder) as the override ``name``. Every
+    override is recorded in summary.json (``params_overrides``). An override the schema refuses while
+    the file itself is valid raises :class:`perdoc.params.OverrideError` and writes nothing.
+
+    When the report replaces an earlier one whose summary.json holds different parameters,
+    ``notify`` (default: print to standard error) gets one line saying so and what differed.
 
     Safety rules (README, "What perdoc writes and deletes"):
 
@@ -431,20 +472,20 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None)
     * temporary folders of earlier builds killed before they could clean up are removed.
 
     On failure an error page replaces the folder's contents and :class:`ReportError` (or the
-    underlying :class:`PerdocError`) is raised. ``language`` overrides ``report.language``.
+    underlying :class:`PerdocError`) is raised.
     """
+    from .params import OverrideError
     out_dir = Path(os.fspath(out_dir))
     params_file = Path(os.fspath(params_file))
-    _check_out_dir(out_dir)
-    if language is not None:
-        from .i18n import check_language
-        check_language(language, "--language")
+    changes = _command_line_overrides(overrides, language, name)
+    if not changes:
+        _check_out_dir(out_dir)
     try:
-        study = load_params(params_file)
-        if language is not None:
-            study = dataclasses.replace(study, language=language)
+        study = load_params(params_file, overrides=changes or None)
+    except OverrideError:
+        raise  # the command line is wrong, not the file: nothing is written
     except PerdocError as err:
-        name = _declared_name(params_file)
+        name = changes.get("name") or _declared_name(params_file)
         if name is not None:  # read, but broke the schema: never leave an older report standing
             try:
                 _write_error_page(out_dir, name, params_file, str(err))
@@ -452,7 +493,9 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None)
                 raise ReportError(f"{err}; also: {refused}") from None
         raise
     name = study.name
+    _check_out_dir(out_dir)
     _check_replaceable(out_dir / name)
+    earlier = _earlier_params(out_dir / name)
     try:
         _sweep_stale(out_dir)
         with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
@@ -467,7 +510,6 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None)
             html_text = render(params_file.resolve(), analysis, tmp)
             (stage / "report.html").write_text(html_text, encoding="utf-8")
             _replace_dir(stage, out_dir / name)
-        return out_dir / name / "report.html"
     except PerdocError as err:
         _error_page_or_note(out_dir, name, params_file, str(err))
         raise
@@ -479,6 +521,67 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None)
         msg = f"{type(err).__name__}: {err}".splitlines()[0]
         _error_page_or_note(out_dir, name, params_file, msg)
         raise ReportError(f"{params_file}: report failed: {msg}") from err
+    changed = _param_changes(earlier, study.to_dict()) if earlier is not None else ""
+    if changed:
+        (notify or _to_stderr)(f"replaced {out_dir / name} (its parameters differed: {changed}); "
+                               "give --name to keep both")
+    return out_dir / name / "report.html"
+
+
+def _to_stderr(line: str) -> None:
+    import sys
+    print(f"perdoc: {line}", file=sys.stderr)
+
+
+def _command_line_overrides(overrides, language, name) -> dict:
+    """``{dotted key: value}`` of the overrides, ``--language`` (report.language) and ``--name`` (name)
+    together; a flag and a --set of the same key that disagree are refused."""
+    from .i18n import check_language
+    from .params import OverrideError, check_name, parse_overrides
+    changes = parse_overrides(overrides) if overrides else {}
+    for flag, key, value, check in (("--language", "report.language", language, check_language),
+                                    ("--name", "name", name, check_name)):
+        if value is None:
+            continue
+        check(value, flag)
+        if key in changes and changes[key] != value:
+            raise OverrideError(f"{flag} {value} and --set {key}={changes[key]} disagree: give one of them")
+        changes[key] = value
+    return changes
+
+
+def _earlier_params(folder: Path) -> dict | None:
+    """The parameters recorded in the summary.json of the report in ``folder``, if there is one."""
+    try:
+        data = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    params = data.get("params") if isinstance(data, dict) else None
+    return params if isinstance(params, dict) else None
+
+
+def _param_changes(old: dict, new: dict, shown: int = 4) -> str:
+    """The parameters that differ between two summary.json ``params`` blocks, as
+    ``key old -> new`` (dotted keys, the first ``shown`` of them, then a count), or ``""``."""
+    def flat(d, prefix=""):
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, dict) and v:
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[f"{prefix}{k}"] = v
+        return out
+
+    def text(v):
+        t = "(none)" if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        return t if len(t) <= 40 else t[:37] + "..."
+
+    a, b = flat(old), flat(json.loads(json.dumps(new)))   # the new block as summary.json holds it
+    keys = [k for k in list(b) + [k for k in a if k not in b] if a.get(k) != b.get(k)]
+    parts = [f"{k} {text(a.get(k))} -> {text(b.get(k))}" for k in keys[:shown]]
+    if len(keys) > shown:
+        parts.append(f"and {len(keys) - shown} more")
+    return ", ".join(parts)
 
 
 def _error_page_or_note(out_dir: Path, name: str, params_file: Path, message: str) -> None:
