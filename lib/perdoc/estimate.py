@@ -567,7 +567,7 @@ def _magnitude(x) -> str:
 
 
 def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, replicates: int = 0,
-                    seed: int | None = DEFAULT_SEED) -> Estimates:
+                    seed: int | None = DEFAULT_SEED, frame=None) -> Estimates:
     """Estimate under a declared sampling design.
 
     ``design["sampling"]`` is ``"srs"`` or ``"census"`` (then this is :func:`estimate`),
@@ -576,6 +576,7 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
     (``design["population_size"] = M`` and ``design["chunks_in_doc"]`` = N_d per document, or the
     table's attribute ``chunks_in_doc``). Under stratified and two-stage designs the simple-random-
     sampling methods do not apply; the result holds ``micro.design`` and ``macro.design``.
+    ``frame`` (simple random sampling or a census only): see :func:`estimate`.
     """
     from . import designs as _designs
     if not isinstance(design, dict) or "sampling" not in design:
@@ -585,7 +586,9 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
     if sampling in ("srs", "census"):
         if sampling == "census":
             M = table.K if M is None else M
-        return estimate(table, level=level, population_size=M, replicates=replicates, seed=seed)
+        return estimate(table, level=level, population_size=M, replicates=replicates, seed=seed, frame=frame)
+    if frame is not None:
+        raise ParameterError("a frame goes with simple random sampling or a census (design.sampling srs or census)")
     level, _, replicates, seed = _validate(table, level, None, replicates, seed)
     n, s, q, k = working_table(table)
     mrange = metric_range(table, n, s, q, k)

@@ -12,7 +12,7 @@ from .results import Estimates
 from .table import DocTable
 
 __all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census", "simulate_study",
-           "simulation_design", "strata_experiment"]
+           "simulation_design", "strata_experiment", "load_study_frame"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -72,14 +72,35 @@ def load_study_pairs(study: Study):
     return load_pairs(d.path, doc=d.doc, a=d.score, b=d.compare_to, **_read_options(d))
 
 
-def estimate_study(study: Study, table: DocTable) -> Estimates:
-    """Every estimate the declared design allows."""
+def load_study_frame(study: Study, census: DocTable | None = None):
+    """The frame of ``design.frame`` (:class:`perdoc.frame.Frame`), or None: ``census`` takes the
+    census's documents and sizes; any other value is a file (relative to the params file) with the
+    data's document column and a column ``n``."""
+    from pathlib import Path
+    from .frame import Frame, read_frame
+    spec = getattr(study.design, "frame", None)
+    if spec is None:
+        return None
+    if spec == "census":
+        census = census if census is not None else load_study_census(study)
+        return Frame.from_table(census, label="the census")
+    path = Path(spec)
+    if not path.is_absolute() and study.params_path is not None:
+        path = (Path(study.params_path).parent / path).resolve()
+    return read_frame(path, study.data.doc or "doc")
+
+
+def estimate_study(study: Study, table: DocTable, frame=None) -> Estimates:
+    """Every estimate the declared design allows (with the frame-aware methods when the params name
+    a frame; ``frame``: one already loaded)."""
     g, iv = study.design, study.intervals
     if g.sampling == "census" and g.population_size is not None and g.population_size != table.K:
         raise InputError(f"design.sampling is census but design.population_size = {g.population_size} differs "
                          f"from the {table.K} documents in the data")
+    if frame is None:
+        frame = load_study_frame(study)
     return estimate_design(table, design=g.as_engine_dict(table), level=iv.level,
-                           replicates=iv.replicates, seed=iv.seed)
+                           replicates=iv.replicates, seed=iv.seed, frame=frame)
 
 
 def load_study_census(study: Study) -> DocTable | None:
@@ -123,7 +144,7 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
     if design is not None and design["sampling"] == "stratified":
         design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
     single = simulate(census, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level, design=design,
-                      replicates=sim.replicates)
+                      replicates=sim.replicates, frame=getattr(study.design, "frame", None) is not None)
     paired = None
     if study.data.compare_to is not None and (design is None):
         from .io import load_pairs
