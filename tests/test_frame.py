@@ -1,0 +1,281 @@
+"""Frame-aware micro methods (the size of every population document known): the prediction
+estimators against a dense implementation of their definition, estimate and simulate giving the same
+bits, the identities (census, equal sizes), the frame's input errors and a seeded coverage check."""
+
+import json
+
+import numpy as np
+import pytest
+
+import perdoc
+from perdoc import methods as M
+from perdoc.cli import main
+from perdoc.errors import InputError, ParameterError
+from perdoc.frame import Frame, read_frame
+from perdoc.simulate import rep_intervals, simulate
+from perdoc.synthetic import synthetic_census
+
+FRAME_METHODS = [f"micro.{m}" for m in M.FRAME_METHODS]
+
+
+def _census(metric="binary", corr=-0.5, documents=300, seed=3, sigma=1.5):
+    return synthetic_census(size_sigma=sigma, size_rate_corr=corr, documents=documents, seed=seed, metric=metric)
+
+
+def _unbounded(c):
+    """The same census on an unbounded score: 3 x - 1 per chunk (sums: 3 s - n, squares 9 q - 6 s + n)."""
+    n, s, q = c.n, c.s, c.q
+    return perdoc.DocTable.from_arrays(n, 3 * s - n, 9 * q - 6 * s + n, c.doc, source={"metric": "score"})
+
+
+# ---------------------------------------------------------------------- the definition, densely
+def dense(n, s, q, frame_n, trend):
+    """Prediction estimate, its variance and BM df from the K x K definitions (no closed forms)."""
+    K = n.size
+    icc = np.clip(np.nan_to_num(perdoc.diagnostics.icc_anova(n, s, q)), 0, 0.99)
+    kap = icc / (1 - icc)
+    v = n * (1 + kap * n)
+    ref = frame_n.min()
+    cols = [n] + ([n * np.log(n / ref)] if trend else [])
+    X = np.stack(cols, axis=1)
+    FX = np.stack([frame_n] + ([frame_n * np.log(frame_n / ref)] if trend else []), axis=1).sum(0)
+    W = np.diag(1 / v)
+    P = np.linalg.inv(X.T @ W @ X)
+    beta = P @ X.T @ W @ s
+    tU = FX - X.sum(0)
+    Ntot = frame_n.sum()
+    est = (s.sum() + tU @ beta) / Ntot
+    H = X @ P @ X.T @ W
+    e = s - X @ beta
+    h = np.diag(H)
+    c = (tU @ P @ X.T @ W)
+    vU = (frame_n * (1 + kap * frame_n)).sum() - v.sum()
+    a = c ** 2 / (1 - h) + vU / (K * v * (1 - h))
+    var = (a * e ** 2).sum() / Ntot ** 2
+    IH = np.eye(K) - H
+    Sig = np.diag(v)
+    D = np.diag(np.sqrt(a)) @ IH @ Sig @ IH.T @ np.diag(np.sqrt(a))
+    df = np.trace(D) ** 2 / np.trace(D @ D)
+    return est, var, df
+
+
+@pytest.mark.parametrize("trend", [False, True])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_prediction_matches_dense_definition(trend, seed):
+    c = _unbounded(_census(seed=seed))
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(c.K, 15, replace=False)
+    n, s, q = c.n[idx], c.s[idx], c.q[idx]
+    est, lo, hi, code, se, df, extra = M.frame_prediction(n[None], s[None], q[None], M.FrameTotals(c.n), trend=trend,
+                                                           alpha=0.05)
+    e_est, e_var, e_df = dense(n, s, q, c.n, trend)
+    assert code[0] == M.OK
+    assert est[0] == pytest.approx(e_est, rel=1e-10)
+    assert se[0] ** 2 == pytest.approx(e_var, rel=1e-9)
+    assert df[0] == pytest.approx(e_df, rel=1e-9)
+    t = perdoc._dist.special().stdtrit(df[0], 0.975)
+    assert lo[0] == pytest.approx(est[0] - t * se[0], rel=1e-12)
+
+
+def test_one_sample_same_bits_alone_or_in_a_batch():
+    c = _census()
+    rng = np.random.default_rng(5)
+    idx = np.stack([rng.choice(c.K, 12, replace=False) for _ in range(7)])
+    tot = M.FrameTotals(c.n)
+    batch = M.frame_methods(c.n[idx], c.s[idx], c.q[idx], tot, alpha=0.05, bounded=True)
+    for i in range(7):
+        one = M.frame_methods(c.n[idx[i]][None], c.s[idx[i]][None], c.q[idx[i]][None], tot, alpha=0.05, bounded=True)
+        for m in FRAME_METHODS:
+            assert np.array_equal(batch[m].low[i:i + 1], one[m].low, equal_nan=True)
+            assert np.array_equal(batch[m].high[i:i + 1], one[m].high, equal_nan=True)
+
+
+# ---------------------------------------------------------------------- estimate == simulate
+@pytest.mark.parametrize("kind", ["binary", "continuous", "unbounded"])
+def test_estimate_and_simulate_agree_exactly(kind):
+    c = _census("binary" if kind == "binary" else "continuous")
+    if kind == "unbounded":
+        c = _unbounded(c)
+    frame = Frame.from_table(c)
+    ri = rep_intervals(c, k=10, reps=25, seed=4, replicates=0, frame=True)
+    checked = 0
+    for i in range(25):
+        est = perdoc.estimate(c.take(ri.index[i]), replicates=0, frame=frame)
+        assert est.population_size == c.K
+        for m in FRAME_METHODS:
+            iv = est.interval("micro", m.split(".")[1])
+            lo, hi = ri.low[m][i], ri.high[m][i]
+            assert iv.estimate == ri.estimate[m][i]
+            if iv.ci is None:
+                assert np.isnan(lo) and np.isnan(hi)
+            else:
+                assert (iv.ci.low, iv.ci.high) == (lo, hi)
+                checked += 1
+    assert checked > 30
+    if kind == "unbounded":
+        assert est.interval("micro", "frame_loglinear").label.endswith("Bell-McCaffrey df")
+    else:
+        assert "logit" in est.interval("micro", "frame_loglinear").label
+
+
+def test_simulate_lists_frame_methods_only_with_a_frame():
+    c = _census(documents=120)
+    without = simulate(c, k=8, reps=20, replicates=0)
+    with_frame = simulate(c, k=8, reps=20, replicates=0, frame=True)
+    assert not any(m in without.methods for m in FRAME_METHODS)
+    assert all(m in with_frame.methods for m in FRAME_METHODS)
+    assert with_frame.design.get("frame") is True
+    with pytest.raises(ParameterError, match="frame must be true or false"):
+        simulate(c, k=8, reps=20, replicates=0, frame="yes")
+
+
+# ---------------------------------------------------------------------- identities
+@pytest.mark.parametrize("trend", [False, True])
+def test_every_population_document_sampled_gives_the_census_value_and_zero_variance(trend):
+    c = _census(documents=40)
+    est, lo, hi, code, se, df, extra = M.frame_prediction(c.n[None], c.s[None], c.q[None], M.FrameTotals(c.n),
+                                                           trend=trend, alpha=0.05)
+    assert est[0] == pytest.approx(c.s.sum() / c.n.sum(), rel=1e-14)
+    assert se[0] == 0.0
+    assert code[0] == M.ZERO_SE   # no sampling error: no interval from the method itself
+    res = perdoc.estimate(c, replicates=0, frame=Frame.from_table(c))
+    for m in ("frame_ratio", "frame_loglinear"):
+        iv = res.interval("micro", m)
+        assert iv.ci.low == iv.ci.high == iv.estimate
+        assert iv.estimate == pytest.approx(c.s.sum() / c.n.sum(), rel=1e-14)
+
+
+@pytest.mark.parametrize("trend", [False, True])
+def test_equal_sizes_reduce_to_the_ratio_estimator(trend):
+    rng = np.random.default_rng(2)
+    Mdocs = 200
+    n = np.full(Mdocs, 6.0)
+    s = rng.binomial(6, rng.beta(2, 5, Mdocs)).astype(float)
+    idx = rng.choice(Mdocs, 15, replace=False)
+    est, lo, hi, code, se, df, extra = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None],
+                                                           M.FrameTotals(n), trend=trend, alpha=0.05)
+    R = s[idx].sum() / n[idx].sum()
+    assert est[0] == pytest.approx(R, rel=1e-14)
+    assert code[0] == M.OK
+    assert np.isnan(extra["slope"][0])
+
+
+def test_trend_not_identified_when_every_sampled_size_is_equal():
+    n = np.array([1.0, 2, 4, 4, 4, 4, 8, 16])
+    s = np.array([0.0, 1, 1, 2, 3, 1, 4, 9])
+    idx = np.array([2, 3, 4, 5])
+    est, lo, hi, code, *_ = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None], M.FrameTotals(n),
+                                               trend=True, alpha=0.05)
+    assert code[0] == M.NOT_IDENTIFIED and np.isnan(lo[0])
+    t = perdoc.DocTable.from_arrays(n[idx], s[idx], s[idx], np.array(["c", "d", "e", "f"]))
+    fr = Frame.from_arrays(list("abcdefgh"), n)
+    iv = perdoc.estimate(t, replicates=0, frame=fr).interval("micro", "frame_loglinear")
+    assert iv.ci is None and "same size" in iv.reason
+
+
+# ---------------------------------------------------------------------- the frame's input
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.fixture
+def sample_and_frame(tmp_path):
+    rows = ["doc_id,hit"]
+    sizes = {"d0": 3, "d1": 5, "d2": 2, "d3": 7}
+    rng = np.random.default_rng(0)
+    for d, k in sizes.items():
+        rows += [f"{d},{int(rng.random() < 0.4)}" for _ in range(k)]
+    data = _write(tmp_path, "chunks.csv", "\n".join(rows) + "\n")
+    frame_rows = ["doc_id,n"] + [f"{d},{k}" for d, k in sizes.items()] + ["d4,1", "d5,40", "d6,2"]
+    frame = _write(tmp_path, "frame.csv", "\n".join(frame_rows) + "\n")
+    return data, frame, frame_rows
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_frame_adds_the_methods(capsys, sample_and_frame):
+    data, frame, _ = sample_and_frame
+    code, out, err = run(capsys, "estimate", data, "--doc", "doc_id", "--score", "hit", "--frame", frame,
+                         "--replicates", "0", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["population_size"] == 7
+    assert "frame_ratio" in d["micro"] and "frame_loglinear" in d["micro"]
+    code, out, _ = run(capsys, "estimate", data, "--doc", "doc_id", "--score", "hit", "--replicates", "0", "--json")
+    assert "frame_ratio" not in json.loads(out)["micro"]
+
+
+@pytest.mark.parametrize("rows, message", [
+    (["doc_id,n", "d0,3", "d1,5", "d2,2", "d9,7"], "sampled document(s) are missing from the frame"),
+    (["doc_id,n", "d0,3", "d1,5", "d2,2", "d3,7", "d1,5"], "appear more than once"),
+    (["doc_id,n", "d0,3", "d1,5", "d2,2", "d3,8"], "size that differs from the frame"),
+    (["doc_id,size", "d0,3", "d1,5", "d2,2", "d3,7"], "'n'"),
+    (["doc_id,n", "d0,3", "d1,5", "d2,0", "d3,7"], "sizes must be whole numbers"),
+    (["doc_id,n", "d0,3", "d1,5", "d2,2.5", "d3,7"], "sizes must be whole numbers"),
+    (["doc_id,n", "d0,3", "d1,five", "d2,2", "d3,7"], "not numbers"),
+])
+def test_cli_frame_errors_are_one_line(capsys, tmp_path, sample_and_frame, rows, message):
+    data, _, _ = sample_and_frame
+    bad = _write(tmp_path, "bad_frame.csv", "\n".join(rows) + "\n")
+    code, out, err = run(capsys, "estimate", data, "--doc", "doc_id", "--score", "hit", "--frame", bad,
+                         "--replicates", "0")
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_frame_population_size_must_agree(sample_and_frame):
+    data, frame, _ = sample_and_frame
+    t = perdoc.load_chunks(data, doc="doc_id", score="hit")
+    fr = read_frame(frame, "doc_id")
+    with pytest.raises(ParameterError, match="differs from the 7 documents"):
+        perdoc.estimate(t, replicates=0, frame=fr, population_size=9)
+    assert perdoc.estimate(t, replicates=0, frame=fr, population_size=7).population_size == 7
+    with pytest.raises(ParameterError, match="perdoc.frame.Frame"):
+        perdoc.estimate(t, replicates=0, frame=[1, 2, 3])
+
+
+def test_frame_from_arrays_rules():
+    with pytest.raises(InputError, match="at least 2"):
+        Frame.from_arrays(["a"], [3])
+    with pytest.raises(InputError, match="one id per size"):
+        Frame.from_arrays(["a", "b"], [3, 4, 5])
+    fr = Frame.from_arrays(["a", "b", "c"], [1, 2, 3])
+    assert (fr.M, fr.N) == (3, 6.0)
+
+
+def test_params_design_frame(tmp_path, sample_and_frame, capsys):
+    data, frame, _ = sample_and_frame
+    base = ("name: t\ndata: {path: chunks.csv, doc: doc_id, score: hit}\n"
+            "design: {population: x, %s}\nestimand: {kind: micro, why: chunks}\nintervals: {replicates: 0}\n")
+    p = _write(tmp_path, "p.yaml", base % "frame: frame.csv")
+    code, out, err = run(capsys, "estimate", "--params", p, "--json")
+    assert code == 0, err
+    assert "frame_loglinear" in json.loads(out)["micro"]
+    p = _write(tmp_path, "q.yaml", base % "frame: census")
+    code, out, err = run(capsys, "estimate", "--params", p, "--json")
+    assert code == 2 and "needs a census" in err
+    p = _write(tmp_path, "r.yaml", base % "frame: frame.csv")
+    code, out, err = run(capsys, "estimate", "--params", p, "--frame", frame)
+    assert code == 2 and "--frame" in err
+
+
+# ---------------------------------------------------------------------- coverage (seeded, slow)
+@pytest.mark.slow
+def test_loglinear_covers_where_sample_only_intervals_miss():
+    """A census whose long documents score higher (size-rate correlation +0.5): CR2 misses on one side;
+    the prediction with a trend in log size holds the nominal level within Monte Carlo error."""
+    c = synthetic_census(size_sigma=1.5, icc=0.2, base_rate=0.3, size_rate_corr=0.5, documents=1000,
+                         median_size=4, seed=11)
+    res = simulate(c, k=20, reps=1500, seed=7, replicates=0, frame=True)
+    cr2 = res.methods["micro.cr2"]
+    ll = res.methods["micro.frame_loglinear"]
+    assert cr2["coverage"] < 0.9 and cr2["miss_low"] > 5 * cr2["miss_high"]
+    assert ll["coverage"] >= 0.95 - 2 * ll["mc_se"]
+    assert res.recommended["micro"] == "micro.frame_loglinear"
