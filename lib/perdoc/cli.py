@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--params", metavar="FILE",
                     help="take the census, columns, design and defaults from a params file")
     sm.add_argument("--json", action="store_true", help="print one JSON object")
+    sm.add_argument("--frame", action="store_true",
+                    help="the size of every population document is known (the census is the frame): also "
+                         "simulate the frame-aware micro methods (on with the params key design.frame)")
     _add_input_flags(sm, census=True)
 
     r = sub.add_parser("report", help="render one offline HTML report per params file",
@@ -596,8 +599,9 @@ def _simulate(args) -> int:
             design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
         else:
             census = load_chunks(census_path, doc=doc, score=score, **options)
+        frame = bool(args.frame or (args.params is not None and getattr(study.design, "frame", None) is not None))
         result = simulate(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates,
-                          progress=progress)
+                          progress=progress, frame=frame and (design is None or design["sampling"] == "srs"))
     if progress is not None:
         print(file=sys.stderr)
     if args.json:
