@@ -279,3 +279,22 @@ def test_loglinear_covers_where_sample_only_intervals_miss():
     assert cr2["coverage"] < 0.9 and cr2["miss_low"] > 5 * cr2["miss_high"]
     assert ll["coverage"] >= 0.95 - 2 * ll["mc_se"]
     assert res.recommended["micro"] == "micro.frame_loglinear"
+
+
+def test_cli_simulate_frame_flag(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    rows = ["doc_id,hit"]
+    for d in range(40):
+        k = int(rng.integers(1, 30))
+        p = 0.1 + 0.6 * (k > 15)
+        rows += [f"d{d},{int(rng.random() < p)}" for _ in range(k)]
+    census = _write(tmp_path, "census.csv", "\n".join(rows) + "\n")
+    args = ["simulate", "--census", census, "--doc", "doc_id", "--score", "hit", "--k", "8", "--reps", "40",
+            "--replicates", "0", "--json"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "micro.frame_loglinear" not in json.loads(out)["methods"]
+    code, out, err = run(capsys, *args, "--frame")
+    assert code == 0, err
+    d = json.loads(out)
+    assert {"micro.frame_ratio", "micro.frame_loglinear"} <= set(d["methods"]) and d["design"]["frame"] is True
