@@ -40,7 +40,7 @@ from .table import DocTable, Exclusion
 
 __all__ = ["Item", "checklist", "checklist_frame", "checklist_table", "STATUSES", "DEFAULT_OUT_OF_SCOPE",
            "every_score_same", "status_label", "out_of_scope_text", "source_text", "method_label",
-           "reason_text", "design_text", "REFERENCE_STUDY", "OUT_OF_SCOPE_ES"]
+           "reason_text", "design_text", "metric_text", "signed", "REFERENCE_STUDY", "OUT_OF_SCOPE_ES"]
 
 STATUSES = ("given", "missing", "not applicable", "unavailable", "approximate")
 
@@ -156,44 +156,46 @@ def source_text(source: str, language: str | None = None) -> str:
 
 # Spanish names of the interval methods, keyed by the English label the library gives them.
 _LABELS_ES = {
-    "CR1, t with K-1 df": "CR1, t con K-1 gl",
-    "CR2, Bell-McCaffrey df": "CR2, gl de Bell-McCaffrey",
-    "CR2, Imbens-Kolesar df": "CR2, gl de Imbens-Kolesár",
-    "CR3 (jackknife), t with K-1 df": "CR3 (jackknife), t con K-1 gl",
-    "t on document rates, K-1 df": "t sobre las tasas por documento, K-1 gl",
+    "CR1, t with K-1 df": "CR1, t con K-1 grados de libertad",
+    "CR2, Bell-McCaffrey df": "CR2, grados de libertad de Bell-McCaffrey",
+    "CR2, Imbens-Kolesar df": "CR2, grados de libertad de Imbens-Kolesár",
+    "CR3 (jackknife), t with K-1 df": "CR3 (jackknife), t con K-1 grados de libertad",
+    "t on document rates, K-1 df": "t sobre las tasas por documento, K-1 grados de libertad",
     "bootstrap-t by document (replicate CR1)": "bootstrap-t por documento (CR1 de cada réplica)",
     "bootstrap-t by document (replicate sd/sqrt(K))": "bootstrap-t por documento (sd/sqrt(K) de cada réplica)",
     "percentile bootstrap by document": "bootstrap percentil por documento",
-    "Korn-Graubard (beta), in [0, 1]": "Korn-Graubard (beta), en [0, 1]",
-    "logit, in [0, 1]": "logit, en [0, 1]",
-    "Wilson with effective n, in [0, 1]": "Wilson con n efectivo, en [0, 1]",
+    "Korn-Graubard (beta), in [0, 1]": "Korn-Graubard (beta), en [0; 1]",
+    "logit, in [0, 1]": "logit, en [0; 1]",
+    "Wilson with effective n, in [0, 1]": "Wilson con n efectivo, en [0; 1]",
     "jackknife bias-corrected ratio, jackknife se, t with K-1 df":
-        "razón corregida por sesgo con jackknife, EE jackknife, t con K-1 gl",
-    "logit scale, CR2 se, Bell-McCaffrey df, in [0, 1]": "escala logit, EE CR2, gl de Bell-McCaffrey, en [0, 1]",
-    "atanh scale, CR2 se, Bell-McCaffrey df, in [-1, 1]": "escala atanh, EE CR2, gl de Bell-McCaffrey, en [-1, 1]",
+        "razón corregida por sesgo con jackknife, error estándar jackknife, t con K-1 grados de libertad",
+    "logit scale, CR2 se, Bell-McCaffrey df, in [0, 1]":
+        "escala logit, error estándar CR2, grados de libertad de Bell-McCaffrey, en [0; 1]",
+    "atanh scale, CR2 se, Bell-McCaffrey df, in [-1, 1]":
+        "escala atanh, error estándar CR2, grados de libertad de Bell-McCaffrey, en [-1; 1]",
     "bootstrap-t on the logit scale by document (replicate CR1), in [0, 1]":
-        "bootstrap-t por documento en escala logit (CR1 de cada réplica), en [0, 1]",
+        "bootstrap-t por documento en escala logit (CR1 de cada réplica), en [0; 1]",
     "bootstrap-calibrated (prepivoted) logit CR2, Bell-McCaffrey df, in [0, 1]":
-        "CR2 en escala logit calibrado por bootstrap (prepivotado), gl de Bell-McCaffrey, en [0, 1]",
+        "CR2 en escala logit calibrado por bootstrap (prepivotado), grados de libertad de Bell-McCaffrey, en [0; 1]",
     "bootstrap-calibrated (prepivoted) CR2, Bell-McCaffrey df":
-        "CR2 calibrado por bootstrap (prepivotado), gl de Bell-McCaffrey",
+        "CR2 calibrado por bootstrap (prepivotado), grados de libertad de Bell-McCaffrey",
     "bootstrap-calibrated (prepivoted) t on the logit of the macro mean, in [0, 1]":
-        "t sobre el logit de la media macro calibrado por bootstrap (prepivotado), en [0, 1]",
+        "t sobre el logit de la media macro calibrado por bootstrap (prepivotado), en [0; 1]",
     "bootstrap-calibrated (prepivoted) t on document rates, K-1 df":
-        "t sobre las tasas por documento calibrado por bootstrap (prepivotado), K-1 gl",
+        "t sobre las tasas por documento calibrado por bootstrap (prepivotado), K-1 grados de libertad",
     "Wald iid (chunks as cases)": "Wald iid (cada fragmento como un caso)",
     "Wald, effective n = N/DEFF": "Wald con n efectivo = N/DEFF",
-    "two-stage ratio to size, t with K-1 df": "razón al tamaño en dos etapas, t con K-1 gl",
-    "delta method, CR1, t with K-1 df": "método delta, CR1, t con K-1 gl",
+    "two-stage ratio to size, t with K-1 df": "razón al tamaño en dos etapas, t con K-1 grados de libertad",
+    "delta method, CR1, t with K-1 df": "método delta, CR1, t con K-1 grados de libertad",
     "t on per-document differences (documents scored by both)":
         "t sobre las diferencias por documento (documentos evaluados con ambos sistemas)",
 }
 _LABEL_PATTERNS_ES = (
     (re.compile(r"wild cluster bootstrap \((\w+)\)"), r"bootstrap salvaje por conglomerados (\1)"),
     (re.compile(r"combined ratio, stratified \((\d+) strata\), t with K-H df"),
-     r"razón combinada estratificada (\1 estratos), t con K-H gl"),
+     r"razón combinada estratificada (\1 estratos), t con K-H grados de libertad"),
     (re.compile(r"stratified mean of document rates \((\d+) strata\), t with K-H df"),
-     r"media estratificada de las tasas por documento (\1 estratos), t con K-H gl"),
+     r"media estratificada de las tasas por documento (\1 estratos), t con K-H grados de libertad"),
 )
 
 
@@ -212,9 +214,9 @@ def method_label(label: str | None, language: str | None = None) -> str | None:
 
 _REASONS_ES = {
     "defined for a binary (0/1) metric only": "definido solo para una métrica binaria (0/1)",
-    "defined for metrics bounded in [0, 1]": "definido solo para métricas acotadas en [0, 1]",
+    "defined for metrics bounded in [0, 1]": "definido solo para métricas acotadas en [0; 1]",
     "defined for differences of two metrics bounded in [0, 1]":
-        "definido solo para diferencias de dos métricas acotadas en [0, 1]",
+        "definido solo para diferencias de dos métricas acotadas en [0; 1]",
     "zero standard error: no interval": "error estándar nulo: sin intervalo",
     "degrees of freedom undefined for this sample": "grados de libertad no definidos en esta muestra",
     "effective n undefined (design effect not positive or not available)":
@@ -232,6 +234,11 @@ _REASONS_ES = {
         "la CCI y el efecto de diseño requieren las sumas de los cuadrados de las puntuaciones (q)",
     "ICC undefined: every document has a single measurement":
         "CCI no definida: cada documento tiene una sola medición",
+    "recommended by the simulation": "recomendado por la simulación",
+    "qualifies in the simulation": "cumple en la simulación",
+    "no method checked by the simulation gave this sample an interval":
+        "ningún método comprobado por la simulación dio un intervalo en esta muestra",
+    "not checked by simulation: no census in the params": "sin comprobar por simulación: no hay censo en los parámetros",
 }
 _REASON_PATTERNS_ES = (
     (re.compile(r"zero variance: every document has the same rate \(([^)]*)\), so the documents carry no "
@@ -252,6 +259,51 @@ _REASON_PATTERNS_ES = (
 )
 
 
+_QUALIFY_TAIL_ES = {
+    "": "",
+    "; qualifying methods whose intervals left the metric's range rank after it":
+        "; los métodos que cumplen pero cuyos intervalos salieron del rango de la métrica van detrás",
+}
+_REASON_PATTERNS_ES += (
+    (re.compile(r"the narrowest qualifying method that gave this sample an interval \(the recommended (\S+) did "
+                r"not\)"),
+     lambda m: (f"el método más estrecho de los que cumplen que dio intervalo en esta muestra (el recomendado, "
+                f"{m.group(1)}, no lo dio)")),
+    (re.compile(r"no method reached (\S+) in the simulation; this one came closest"),
+     lambda m: f"ningún método alcanzó el {i18n.numbers_in(m.group(1), 'es')} en la simulación; este fue el que "
+               "más se acercó"),
+    (re.compile(r"no (micro|macro) method applies under this design"),
+     lambda m: f"ningún método {m.group(1)} es aplicable con este diseño"),
+    (re.compile(r"(\S+): coverage (\S+) \(Monte Carlo se (\S+)\) is within 2 Monte Carlo se of the nominal (\S+), "
+                r"and its mean width (\S+) is the smallest of the (\d+) qualifying (micro|macro) method\(s\)"
+                r"(; every qualifying method left the metric's range in some samples \(this one in (\S+)\)|"
+                r"; qualifying methods whose intervals left the metric's range rank after it)?"),
+     lambda m: (f"{m.group(1)}: su cobertura, {i18n.numbers_in(m.group(2), 'es')} (error estándar de Monte Carlo "
+                f"{i18n.numbers_in(m.group(3), 'es')}), queda a menos de 2 errores estándar de Monte Carlo del "
+                f"nivel nominal, {i18n.numbers_in(m.group(4), 'es')}, "
+                + (f"y su anchura media, {i18n.numbers_in(m.group(5), 'es')}, es la menor de los {m.group(6)} "
+                   f"métodos {m.group(7)} que cumplen" if m.group(6) != "1" else
+                   f"y es el único método {m.group(7)} que cumple (anchura media "
+                   f"{i18n.numbers_in(m.group(5), 'es')})")
+                + ("" if not m.group(8) else _QUALIFY_TAIL_ES.get(m.group(8)) or
+                   f"; todos los métodos que cumplen salieron del rango de la métrica en alguna muestra (este, en el "
+                   f"{i18n.numbers_in(m.group(9) or '', 'es')})"))),
+    (re.compile(r"no (micro|macro) method reaches the nominal (\S+) within Monte Carlo error \(coverage >= level - "
+                r"2 se\) on samples like these; the best available is (\S+) with coverage (\S+) \(Monte Carlo se "
+                r"(\S+)\): (its intervals are too narrow, so sample more documents or report it as approximate|"
+                r"it gave no interval in (\S+) of the samples \(samples without spread: every document at the same "
+                r"rate\), so sample more documents)"),
+     lambda m: (f"ningún método {m.group(1)} alcanza el nivel nominal, {i18n.numbers_in(m.group(2), 'es')}, dentro del error "
+                "de Monte Carlo (cobertura >= nivel - 2 errores estándar) en muestras como estas; el mejor disponible "
+                f"es {m.group(3)}, con una cobertura de {i18n.numbers_in(m.group(4), 'es')} (error estándar de Monte "
+                f"Carlo {i18n.numbers_in(m.group(5), 'es')}): "
+                + ("sus intervalos son demasiado estrechos, así que conviene sortear más documentos o presentarlo "
+                   "como aproximado" if m.group(7) is None else
+                   f"no dio intervalo en el {i18n.numbers_in(m.group(7), 'es')} de las muestras (muestras sin "
+                   "dispersión: todos los documentos con la misma tasa), así que conviene sortear más documentos"))),
+)
+
+
 def reason_text(reason: str | None, language: str | None = None) -> str | None:
     """Why an interval (or a diagnostic) is missing, in the report's language; a reason this module
     does not know is returned as it is."""
@@ -264,6 +316,41 @@ def reason_text(reason: str | None, language: str | None = None) -> str | None:
         if m:
             return repl(m)
     return reason
+
+
+_METRIC_ES = {"binary": "binaria", "proportion": "proporción", "score": "puntuación"}
+_METRIC_REASON_ES = {
+    "every score is 0 or 1": "todas las puntuaciones son 0 o 1",
+    "scores lie in [0, 1] but are not all 0/1": "las puntuaciones están en [0; 1] pero no todas son 0 o 1",
+    "some score lies outside [0, 1]": "alguna puntuación queda fuera de [0; 1]",
+    "declared binary: every score is checked to be 0 or 1":
+        "declarada binaria: se comprueba que cada puntuación sea 0 o 1",
+    "declared proportion: every score is checked to lie in [0, 1]":
+        "declarada proporción: se comprueba que cada puntuación esté en [0; 1]",
+    "declared score: any finite number is accepted": "declarada puntuación: se acepta cualquier número finito",
+    "a difference of two systems' scores": "una diferencia entre las puntuaciones de dos sistemas",
+}
+
+
+def metric_text(source: dict, language: str | None = None) -> str:
+    """The kind of metric the loader found or was told (``DocTable.source``), and why, in words."""
+    kind, reason = source.get("metric", ""), source.get("metric_reason", "")
+    if _lang(language) == "es":
+        how = ("declarada en los parámetros (data.metric)" if source.get("metric_declared")
+               else "deducida de los datos")
+        return f"{_METRIC_ES.get(kind, kind)}, {how}: {_METRIC_REASON_ES.get(reason, reason)}"
+    how = "declared in the params (data.metric)" if source.get("metric_declared") else "inferred from the data"
+    return f"{kind}, {how}: {reason}"
+
+
+def signed(x, spec: str = ".4f", language: str | None = None) -> str:
+    """A difference with its sign always shown (``+0.0084`` / ``+0,0084``): :func:`perdoc.i18n.num`
+    with a ``+`` flag, keeping the plus sign in Spanish too."""
+    lang = _lang(language)
+    text = i18n.num(x, "+" + spec.lstrip("+"), lang=lang)
+    if lang == "es" and i18n._finite(x) is not None and float(x) > 0 and not text.startswith("+"):
+        text = "+" + text
+    return text
 
 
 def design_text(analysis, language: str | None = None) -> str:
@@ -583,9 +670,9 @@ def _own_wald_eff_n(simulation, lang: str) -> str:
     k, reps = simulation.k, simulation.reps
     if lang == "es":
         return (f"; en la simulación de este informe ({i18n.integer(reps, lang='es')} muestras de K = {k} "
-                f"documentos) ese mismo intervalo cubrió {i18n.num(cov, '.3f', lang='es')}")
+                f"documentos) ese mismo intervalo cubrió el {i18n.pct(cov, 1, lang='es')}")
     return (f"; in this report's own simulation ({reps:,} samples of K = {k} documents) the same interval "
-            f"covered {cov:.3f}")
+            f"covered {cov:.1%}")
 
 
 def every_score_same(table: DocTable) -> float | None:
