@@ -284,6 +284,8 @@ def test_check_documents_needed(capsys):
         assert _said(capsys).startswith("Not yet."), wrong
     teach.check_documents_needed(k_inf)
     assert "finite population correction" in _said(capsys)
+    k_z = math.ceil((stats.norm.ppf(1 - (1 - level) / 2) * S / H) ** 2)   # 1.96 and no correction
+    assert teach.check_documents_needed(k_z) is False and "normal" in _said(capsys)
 
 
 def test_check_estimand(capsys):

@@ -27,8 +27,8 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["LAB_METHODS", "DEFAULT_METHODS", "lab_census", "census_summary", "coverage_lab", "coverage_chart",
-           "lab_summary", "show_lab",
+__all__ = ["LAB_METHODS", "DEFAULT_METHODS", "lab_census", "census_summary", "census_line", "coverage_lab",
+           "coverage_chart", "lab_summary", "show_lab",
            "PLAN_EXERCISE", "ESTIMAND_QUESTIONS", "CR2_EXERCISE", "exercise_table",
            "check_documents_needed", "check_estimand", "check_cr2_se", "check_bm_df"]
 
@@ -263,7 +263,7 @@ def check_documents_needed(answer) -> bool:
     """Exercise 1: the smallest number of documents K whose micro interval half-width is at most
     ``PLAN_EXERCISE["half_width"]`` (pilot spread ``sd``, population of ``population_size``
     documents, level ``level``). Prints right or wrong with a hint; returns whether it is right."""
-    from ._dist import t_ppf
+    from ._dist import norm_ppf
     from .plan import half_width, plan_k
     e = PLAN_EXERCISE
     plan = plan_k(e["sd"], e["half_width"], level=e["level"], population_size=e["population_size"])
@@ -277,7 +277,7 @@ def check_documents_needed(answer) -> bool:
     if K == plan.K:
         return _say(True, f"K = {K} documents give a half-width of {plan.half_width:.4f} <= {e['half_width']}; "
                     f"{K - 1} would give {half_width(K - 1, e['sd'], e['level'], e['population_size']):.4f}.")
-    z = t_ppf(1 - (1 - e["level"]) / 2, 10**9)
+    z = norm_ppf(1 - (1 - e["level"]) / 2)
     z_k = math.ceil((z * e["sd"] / e["half_width"]) ** 2)
     if K == plan.K_without_fpc:
         hint = ("that is the answer for an infinite population. The population has "
