@@ -1,5 +1,7 @@
 """The reporting checklist: items filled from the data, statuses for gaps and non-applicable items."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -132,3 +134,189 @@ def test_checklist_frame(table, est):
     assert list(df.columns) == ["key", "item", "value", "status"]
     assert list(df["key"]) == KEYS
     assert set(df["status"]) <= {"given", "missing", "not applicable"}
+
+
+# ---------------------------------------------------------------------------------- the seven points, two languages
+from types import SimpleNamespace  # noqa: E402
+
+from perdoc import i18n  # noqa: E402
+from perdoc.checklist import (OUT_OF_SCOPE_ES, STATUSES, checklist_table, design_text, method_label,  # noqa: E402
+                              out_of_scope_text, reason_text, signed, source_text, status_label)
+from perdoc.params import DEFAULT_OUT_OF_SCOPE as PARAMS_OUT_OF_SCOPE  # noqa: E402
+
+SEVEN = KEYS[:7]   # the points a report must disclose, in the order the method's source lists them
+
+# what each of the seven points must name, in each language: (title words, value words)
+POINTS_ES = [
+    (["Población", "diseño muestral", "qué se sorteó", "niveles", "fracción"], ["población:", "diseño muestral:",
+                                                                                 "fracción de muestreo"]),
+    (["Estimando", "micro", "macro", "por qué"], ["media micro", "por qué:"]),
+    (["K, N", "n_d", "mediciones por documento"], ["K = 20 documentos", "mediciones", "cuantiles de n_d", "mediana"]),
+    (["Método del intervalo", "unidad de remuestreo", "grados de libertad efectivos"],
+     ["grados de libertad efectivos = ", "conglomerado = documento", "K = 20 documentos"]),
+    (["Correlación intraclase", "efecto de diseño", "diagnóstico", "no como sustituto"],
+     ["CCI = ", "efecto de diseño DEFF = ", "n efectivo = N/DEFF", "solo como diagnóstico"]),
+    (["tasa 0 o 1", "distribución de las tasas por documento"], ["con tasa 0", "con tasa 1", "cuantiles de las tasas"]),
+    (["Qué queda fuera", "índice", "recuperador", "población de preguntas"],
+     ["el índice", "recuperador", "población de preguntas"]),
+]
+POINTS_EN = [
+    ["population:", "sampling:", "sampling fraction K/M"],
+    ["micro mean", "why:"],
+    ["K = 20 documents", "measurements", "n_d quantiles", "median"],
+    ["effective df = ", "cluster = document", "K = 20 documents"],
+    ["ICC = ", "design effect DEFF = ", "effective n = N/DEFF", "diagnostics only, not a substitute"],
+    ["of documents at rate 0", "at rate 1", "rate quantiles"],
+    ["the index", "retriever", "population of questions"],
+]
+
+
+@pytest.fixture
+def spanish():
+    yield
+    i18n.set_language("en")
+
+
+def test_spanish_checklist_has_the_seven_points_in_order(table, est):
+    items = checklist(table, est, design=DESIGN, estimand=ESTIMAND, out_of_scope=None, exclusions=(), language="es")
+    assert [i.key for i in items][:7] == SEVEN and [i.key for i in items] == KEYS
+    for item, (title_words, value_words) in zip(items, POINTS_ES):
+        assert all(w in item.item for w in title_words), (item.key, item.item)
+        assert all(w in item.value for w in value_words), (item.key, item.value)
+    assert [i.status for i in items] == ["given"] * len(KEYS)    # statuses stay English (JSON values)
+
+
+def test_english_checklist_covers_the_same_seven_points(table, est):
+    items = checklist(table, est, design=DESIGN, estimand=ESTIMAND, out_of_scope=None, exclusions=())
+    for item, words in zip(items[:7], POINTS_EN):
+        assert all(w in item.value for w in words), (item.key, item.value)
+    es = checklist(table, est, design=DESIGN, estimand=ESTIMAND, out_of_scope=None, exclusions=(), language="es")
+    assert [i.item for i in items] != [i.item for i in es] and [i.key for i in items] == [i.key for i in es]
+
+
+def test_current_language_is_the_default(table, est, spanish):
+    i18n.set_language("es")
+    d = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=()))
+    assert d["estimand"].value.startswith("media micro")
+    i18n.set_language("en")
+    d = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=()))
+    assert d["estimand"].value.startswith("micro mean")
+    with pytest.raises(perdoc.PerdocError, match="language"):
+        checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=(), language="fr")
+
+
+def test_spanish_numbers_use_decimal_commas(table, est):
+    d = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, out_of_scope=None, exclusions=(),
+                         language="es"))
+    assert f"{est.micro_estimate:.4f}".replace(".", ",") in d["estimand"].value
+    assert f"{est.micro_estimate:.4f}" not in d["estimand"].value
+    assert "M = 1300 documentos" in d["population_design"].value          # four digits: no group separator
+    assert f"{20 / 1300:.3g}".replace(".", ",") in d["population_design"].value
+    iv = est.interval("micro", "logit_cr2")
+    assert f"[{iv.ci.low:.4f}; {iv.ci.high:.4f}]".replace(".", ",") in d["interval_method"].value
+    assert f"de {199} réplicas" in d["bootstrap_degenerate"].value
+    for item in d.values():   # no English-form decimal number left in a Spanish value
+        assert not re.search(r"(?<![\w.])\d+\.\d+(?![\w])", item.value), item.value
+
+
+def test_statuses_translated_for_readers_only(table):
+    assert [status_label(s, "en") for s in STATUSES] == list(STATUSES)
+    es = [status_label(s, "es") for s in STATUSES]
+    assert es == ["indicado", "falta", "no aplica", "no disponible", "aproximado"]
+    e0 = perdoc.estimate(table, replicates=0)
+    items = checklist(table, e0, design={"population": None, "sampling": "s"}, estimand=ESTIMAND, out_of_scope=[],
+                      exclusions=(), language="es")
+    assert {i.status for i in items} == {"given", "missing", "not applicable"}    # JSON keeps English
+    shown = checklist_table(items, "es")
+    assert list(shown.columns) == ["n.º", "qué informar", "en este estudio", "estado"]
+    assert list(shown["n.º"]) == [str(k) for k in range(1, len(KEYS) + 1)]
+    assert set(shown["estado"]) == {"indicado", "falta", "no aplica"}
+    assert checklist_table(items, "en").equals(checklist_frame(items))
+
+
+def test_reference_study_named_with_its_numbers(table, est):
+    for lang, cov in (("en", ("89%", "74%", "95%")), ("es", ("89\u00a0%", "74\u00a0%", "95\u00a0%"))):
+        v = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=(), language=lang))["icc_deff"]
+        assert "ANEEL\u2013TAESA" in v.value and "reference study" not in v.value
+        assert all(c in v.value for c in cov) and "K = 20" in v.value and "K = 5" in v.value
+        assert ("1,300" if lang == "en" else "1300") in v.value            # the study's census size
+    # this report's own simulation is quoted beside it when there is one
+    sim = SimpleNamespace(methods={"micro.wald_eff_n": {"coverage": 0.5864}}, k=20, reps=2000)
+    v = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=(), simulation=sim))["icc_deff"]
+    assert "in this report's own simulation (2,000 samples of K = 20 documents) the same interval covered 58.6%" \
+        in v.value
+    v = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=(), simulation=sim,
+                         language="es"))["icc_deff"]
+    assert "2000 muestras de K = 20 documentos" in v.value and "cubrió el 58,6\u00a0%" in v.value
+
+
+def test_default_caveats_in_spanish_english_untouched(table, est):
+    assert set(PARAMS_OUT_OF_SCOPE) | set(DEFAULT_OUT_OF_SCOPE) <= set(OUT_OF_SCOPE_ES)
+    for text in PARAMS_OUT_OF_SCOPE + DEFAULT_OUT_OF_SCOPE:
+        assert out_of_scope_text(text, "en") == text
+        es = out_of_scope_text(text, "es")
+        assert es != text and not re.search(r"\b(the|is|are|not|of)\b", es)
+    assert out_of_scope_text("Labels by one annotator.", "es") == "Labels by one annotator."   # the analyst's own
+    oos = list(PARAMS_OUT_OF_SCOPE) + ["Labels by one annotator."]
+    src = ["default"] * 3 + ["from the params file"]
+    v = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=(), out_of_scope=oos,
+                         out_of_scope_sources=src, language="es"))["out_of_scope"].value
+    assert v.count("[por defecto] ") == 3 and "[del archivo de parámetros] Labels by one annotator." in v
+    assert "El índice es fijo" in v and "The index is fixed" not in v
+    v = by_key(checklist(table, est, design=DESIGN, estimand=ESTIMAND, exclusions=(), language="es"))["out_of_scope"]
+    assert v.value.endswith("(por defecto)") and "the index" not in v.value
+    assert source_text("default", "es") == "por defecto" and source_text("default", "en") == "default"
+
+
+def test_every_method_label_and_reason_has_spanish(table, est):
+    t01 = perdoc.DocTable.from_arrays(n=table.n, s=table.s, q=table.q)
+    for e in (est, perdoc.estimate(t01, replicates=99, seed=1, population_size=1300)):
+        for iv in e.intervals:
+            assert method_label(iv.label, "en") == iv.label
+            es = method_label(iv.label, "es")
+            assert es != iv.label and not re.search(r"\b(with|on|by|in|scale|df|se)\b", es), (iv.label, es)
+            if iv.reason:
+                assert reason_text(iv.reason, "es") != iv.reason, iv.reason
+    assert method_label("wild cluster bootstrap (webb)", "es") == "bootstrap salvaje por conglomerados (webb)"
+    assert method_label("combined ratio, stratified (3 strata), t with K-H df", "es").startswith(
+        "razón combinada estratificada (3 estratos)")
+    assert method_label("a method not known here", "es") == "a method not known here"
+
+
+def test_recommendation_notes_in_spanish():
+    from perdoc.simulate import recommend
+    methods = {"micro.cr2": {"coverage": 0.949, "mc_se": 0.005, "mean_width": 0.0554, "infinite": 0.0},
+               "micro.cr1": {"coverage": 0.90, "mc_se": 0.006, "mean_width": 0.04, "infinite": 0.0},
+               "macro.t": {"coverage": 0.90, "mc_se": 0.004, "mean_width": 0.05, "infinite": 0.0,
+                           "no_interval": 0.0}}
+    rec, notes = recommend(methods, 0.95)
+    assert rec == {"micro": "micro.cr2", "macro": None}
+    micro, macro = reason_text(notes["micro"], "es"), reason_text(notes["macro"], "es")
+    assert micro.startswith("micro.cr2: su cobertura, 0,949") and "único método micro que cumple" in micro
+    assert macro.startswith("ningún método macro alcanza el nivel nominal, 0,95,") and "0,900" in macro
+    for text in (micro, macro):
+        assert not re.search(r"\b(coverage|qualifying|within|method)\b", text), text
+    assert reason_text(notes["micro"], "en") == notes["micro"]
+
+
+def test_signed_differences_keep_their_plus():
+    assert signed(0.0084, ".4f", "en") == "+0.0084" and signed(0.0084, ".4f", "es") == "+0,0084"
+    assert signed(-0.0036, ".4f", "es") == "-0,0036" and signed(None, ".4f", "es") == "—"
+
+
+@pytest.mark.parametrize("sampling", ["srs", "census", "stratified", "two_stage"])
+def test_design_text_in_spanish_has_the_english_numbers(sampling):
+    info = {"stratified": {"strata": {"large": {"k_h": 10, "M_h": 129, "fraction": 10 / 129},
+                                      "small": {"k_h": 10, "M_h": 1171, "fraction": 10 / 1171}}},
+            "two_stage": {"M": 1300, "f1": 20 / 1300, "chunks_sampled": 450.0, "chunks_in_population": 12345.0,
+                          "f2_min": 0.25, "f2_max": 1.0, "f2_mean": 0.6, "documents_fully_enumerated": 3}}
+    a = SimpleNamespace(study=SimpleNamespace(design=SimpleNamespace(sampling=sampling, strata_column="size")),
+                        estimates=SimpleNamespace(population_size=20 if sampling == "census" else 1300,
+                                                  design=info.get(sampling)),
+                        table=SimpleNamespace(K=20))
+    en, es = design_text(a, "en"), design_text(a, "es")
+    from perdoc.report import design_description
+    assert en == design_description(a)
+    assert not re.search(r"\b(of|documents|sample|drawn|stratum|chunks|whole)\b", es), es
+    for number in re.findall(r"\d[\d,]*(?:\.\d+)?%?", en):   # every number of the English text, in Spanish form
+        assert i18n.numbers_in(number, "es").replace("\u00a0", "") in es.replace("\u00a0", ""), (number, es)
