@@ -96,7 +96,7 @@ def test_frame_loglinear_covers_the_real_census_with_one_very_long_district():
     census = load_chunks(Path(__file__).resolve().parents[1] / "benchmarks" / "censuses" / "apipop.csv.gz",
                          doc="doc", score="meals")
     res = simulate(census, k=20, reps=1500, seed=3, replicates=0, frame=True)
-    cr2, ll = res.methods["micro.cr2"], res.methods["micro.frame_loglinear"]
+    cr2, ll = res.methods["micro.cr2"], res.methods["micro.logit_frame_loglinear"]
     assert cr2["coverage"] < 0.9 and cr2["miss_low"] > 5 * cr2["miss_high"]
     assert ll["coverage"] >= 0.95 - 2 * ll["mc_se"]
     assert res.recommended["micro"] is not None

@@ -66,15 +66,15 @@ def test_prediction_matches_dense_definition(trend, seed):
     rng = np.random.default_rng(seed)
     idx = rng.choice(c.K, 15, replace=False)
     n, s, q = c.n[idx], c.s[idx], c.q[idx]
-    est, lo, hi, code, se, df, extra = M.frame_prediction(n[None], s[None], q[None], M.FrameTotals(c.n), trend=trend,
-                                                           alpha=0.05)
+    r = M.frame_prediction(n[None], s[None], q[None], M.FrameTotals(c.n), trend=trend, alpha=0.05)
     e_est, e_var, e_df = dense(n, s, q, c.n, trend)
-    assert code[0] == M.OK
-    assert est[0] == pytest.approx(e_est, rel=1e-10)
-    assert se[0] ** 2 == pytest.approx(e_var, rel=1e-9)
-    assert df[0] == pytest.approx(e_df, rel=1e-9)
-    t = perdoc._dist.special().stdtrit(df[0], 0.975)
-    assert lo[0] == pytest.approx(est[0] - t * se[0], rel=1e-12)
+    assert r["code"][0] == M.OK
+    assert r["logit_code"][0] == M.NOT_APPLICABLE   # bounded not given: no logit interval
+    assert r["estimate"][0] == pytest.approx(e_est, rel=1e-10)
+    assert r["se"][0] ** 2 == pytest.approx(e_var, rel=1e-9)
+    assert r["df"][0] == pytest.approx(e_df, rel=1e-9)
+    t = perdoc._dist.special().stdtrit(r["df"][0], 0.975)
+    assert r["low"][0] == pytest.approx(r["estimate"][0] - t * r["se"][0], rel=1e-12)
 
 
 def test_one_sample_same_bits_alone_or_in_a_batch():
@@ -99,10 +99,12 @@ def test_estimate_and_simulate_agree_exactly(kind):
     frame = Frame.from_table(c)
     ri = rep_intervals(c, k=10, reps=25, seed=4, replicates=0, frame=True)
     checked = 0
+    simulated = [m for m in FRAME_METHODS if m in ri.low]
+    assert len(simulated) == (2 if kind == "unbounded" else 4)
     for i in range(25):
         est = perdoc.estimate(c.take(ri.index[i]), replicates=0, frame=frame)
         assert est.population_size == c.K
-        for m in FRAME_METHODS:
+        for m in simulated:
             iv = est.interval("micro", m.split(".")[1])
             lo, hi = ri.low[m][i], ri.high[m][i]
             assert iv.estimate == ri.estimate[m][i]
@@ -111,11 +113,13 @@ def test_estimate_and_simulate_agree_exactly(kind):
             else:
                 assert (iv.ci.low, iv.ci.high) == (lo, hi)
                 checked += 1
-    assert checked > 30
+    assert checked > 15 * len(simulated)
+    assert est.interval("micro", "frame_loglinear").label.endswith("Bell-McCaffrey df")
+    logit = est.interval("micro", "logit_frame_loglinear")
     if kind == "unbounded":
-        assert est.interval("micro", "frame_loglinear").label.endswith("Bell-McCaffrey df")
+        assert logit.ci is None and "bounded in [0, 1]" in logit.reason
     else:
-        assert "logit" in est.interval("micro", "frame_loglinear").label
+        assert "logit" in logit.label
 
 
 def test_simulate_lists_frame_methods_only_with_a_frame():
@@ -133,13 +137,13 @@ def test_simulate_lists_frame_methods_only_with_a_frame():
 @pytest.mark.parametrize("trend", [False, True])
 def test_every_population_document_sampled_gives_the_census_value_and_zero_variance(trend):
     c = _census(documents=40)
-    est, lo, hi, code, se, df, extra = M.frame_prediction(c.n[None], c.s[None], c.q[None], M.FrameTotals(c.n),
-                                                           trend=trend, alpha=0.05)
-    assert est[0] == pytest.approx(c.s.sum() / c.n.sum(), rel=1e-14)
-    assert se[0] == 0.0
-    assert code[0] == M.ZERO_SE   # no sampling error: no interval from the method itself
+    r = M.frame_prediction(c.n[None], c.s[None], c.q[None], M.FrameTotals(c.n), trend=trend, alpha=0.05,
+                           bounded=True)
+    assert r["estimate"][0] == pytest.approx(c.s.sum() / c.n.sum(), rel=1e-14)
+    assert r["se"][0] == 0.0
+    assert r["code"][0] == r["logit_code"][0] == M.ZERO_SE   # no sampling error: no interval from the method
     res = perdoc.estimate(c, replicates=0, frame=Frame.from_table(c))
-    for m in ("frame_ratio", "frame_loglinear"):
+    for m in M.FRAME_METHODS:
         iv = res.interval("micro", m)
         assert iv.ci.low == iv.ci.high == iv.estimate
         assert iv.estimate == pytest.approx(c.s.sum() / c.n.sum(), rel=1e-14)
@@ -152,21 +156,21 @@ def test_equal_sizes_reduce_to_the_ratio_estimator(trend):
     n = np.full(Mdocs, 6.0)
     s = rng.binomial(6, rng.beta(2, 5, Mdocs)).astype(float)
     idx = rng.choice(Mdocs, 15, replace=False)
-    est, lo, hi, code, se, df, extra = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None],
-                                                           M.FrameTotals(n), trend=trend, alpha=0.05)
+    r = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None], M.FrameTotals(n), trend=trend, alpha=0.05,
+                           bounded=True)
     R = s[idx].sum() / n[idx].sum()
-    assert est[0] == pytest.approx(R, rel=1e-14)
-    assert code[0] == M.OK
-    assert np.isnan(extra["slope"][0])
+    assert r["estimate"][0] == pytest.approx(R, rel=1e-14)
+    assert r["code"][0] == r["logit_code"][0] == M.OK
+    assert np.isnan(r["slope"][0])
 
 
 def test_trend_not_identified_when_every_sampled_size_is_equal():
     n = np.array([1.0, 2, 4, 4, 4, 4, 8, 16])
     s = np.array([0.0, 1, 1, 2, 3, 1, 4, 9])
     idx = np.array([2, 3, 4, 5])
-    est, lo, hi, code, *_ = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None], M.FrameTotals(n),
-                                               trend=True, alpha=0.05)
-    assert code[0] == M.NOT_IDENTIFIED and np.isnan(lo[0])
+    r = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None], M.FrameTotals(n), trend=True, alpha=0.05,
+                           bounded=True)
+    assert r["code"][0] == r["logit_code"][0] == M.NOT_IDENTIFIED and np.isnan(r["low"][0])
     t = perdoc.DocTable.from_arrays(n[idx], s[idx], s[idx], np.array(["c", "d", "e", "f"]))
     fr = Frame.from_arrays(list("abcdefgh"), n)
     iv = perdoc.estimate(t, replicates=0, frame=fr).interval("micro", "frame_loglinear")
@@ -206,7 +210,7 @@ def test_cli_frame_adds_the_methods(capsys, sample_and_frame):
     assert code == 0, err
     d = json.loads(out)
     assert d["population_size"] == 7
-    assert "frame_ratio" in d["micro"] and "frame_loglinear" in d["micro"]
+    assert all(m.split(".")[1] in d["micro"] for m in FRAME_METHODS)
     code, out, _ = run(capsys, "estimate", data, "--doc", "doc_id", "--score", "hit", "--replicates", "0", "--json")
     assert "frame_ratio" not in json.loads(out)["micro"]
 
@@ -275,10 +279,10 @@ def test_loglinear_covers_where_sample_only_intervals_miss():
                          median_size=4, seed=11)
     res = simulate(c, k=20, reps=1500, seed=7, replicates=0, frame=True)
     cr2 = res.methods["micro.cr2"]
-    ll = res.methods["micro.frame_loglinear"]
+    ll = res.methods["micro.logit_frame_loglinear"]
     assert cr2["coverage"] < 0.9 and cr2["miss_low"] > 5 * cr2["miss_high"]
     assert ll["coverage"] >= 0.95 - 2 * ll["mc_se"]
-    assert res.recommended["micro"] == "micro.frame_loglinear"
+    assert res.recommended["micro"] in ("micro.frame_loglinear", "micro.logit_frame_loglinear")
 
 
 def test_cli_simulate_frame_flag(capsys, tmp_path):
@@ -297,4 +301,4 @@ def test_cli_simulate_frame_flag(capsys, tmp_path):
     code, out, err = run(capsys, *args, "--frame")
     assert code == 0, err
     d = json.loads(out)
-    assert {"micro.frame_ratio", "micro.frame_loglinear"} <= set(d["methods"]) and d["design"]["frame"] is True
+    assert set(FRAME_METHODS) <= set(d["methods"]) and d["design"]["frame"] is True

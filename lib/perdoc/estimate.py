@@ -62,8 +62,9 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
         Seed of the bootstrap's random generator (numpy ``default_rng``).
     frame : perdoc.frame.Frame, optional
         The size of every population document (:func:`perdoc.frame.read_frame`). Adds the
-        frame-aware micro methods ``frame_ratio`` and ``frame_loglinear``
-        (:func:`perdoc.methods.frame_prediction`); ``population_size`` defaults to the frame's
+        frame-aware micro methods ``frame_ratio``, ``frame_loglinear`` and their logit-scale
+        ``logit_frame_ratio``, ``logit_frame_loglinear`` (a metric bounded in [0, 1];
+        :func:`perdoc.methods.frame_prediction`); ``population_size`` defaults to the frame's
         number of documents (and must equal it when given). Every sampled document must be in the
         frame with the same size.
     """
@@ -350,11 +351,11 @@ class _Ctx:
         ("micro.calibrated", False): "bootstrap-calibrated (prepivoted) CR2, Bell-McCaffrey df",
         ("macro.calibrated", True): "bootstrap-calibrated (prepivoted) t on the logit of the macro mean, in [0, 1]",
         ("macro.calibrated", False): "bootstrap-calibrated (prepivoted) t on document rates, K-1 df",
-        ("micro.frame_ratio", True): "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]",
-        ("micro.frame_ratio", False): "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df",
-        ("micro.frame_loglinear", True): ("frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df, "
-                                          "logit scale, in [0, 1]"),
-        ("micro.frame_loglinear", False): "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df",
+        "micro.frame_ratio": "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df",
+        "micro.frame_loglinear": "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df",
+        "micro.logit_frame_ratio": "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]",
+        "micro.logit_frame_loglinear": ("frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df, "
+                                        "logit scale, in [0, 1]"),
     }
 
     def _reason(self, name: str, code: int, est: float) -> str | None:
@@ -430,10 +431,7 @@ class _Ctx:
                 extra[key] = float(v)
         if "degenerate_fraction" in extra:
             extra = {"replicates": replicates, **extra}
-        if name.startswith("micro.frame_"):
-            label = self._LABELS[(name, ts)]
-        else:
-            label = self._LABELS.get(name) or self._LABELS[(name, extra.get("base") in ("logit_cr2", "logit_t"))]
+        label = self._LABELS.get(name) or self._LABELS[(name, extra.get("base") in ("logit_cr2", "logit_t"))]
         if method in ("calibrated", "bootstrap_t_logit"):
             unit = "document"
         else:

@@ -481,8 +481,9 @@ def wild_result(n, s, R, seeds, replicates, level, fpc, flat) -> MethodResult:
 NOT_IDENTIFIED = 10  # the size trend cannot be estimated: every sampled document has the same size
 
 #: The frame-aware micro methods (:func:`frame_methods`): available when the sizes of every
-#: population document are known.
-FRAME_METHODS = ("frame_ratio", "frame_loglinear")
+#: population document are known. ``frame_*``: t interval; ``logit_frame_*``: t on the logit scale
+#: (a metric bounded in [0, 1]), as ``cr2`` and ``logit_cr2``.
+FRAME_METHODS = ("frame_ratio", "frame_loglinear", "logit_frame_ratio", "logit_frame_loglinear")
 
 
 class FrameTotals:
@@ -523,13 +524,12 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: bool, alpha: float,
     population document is sampled (the finite population correction the estimator implies).
     Degrees of freedom: Bell-McCaffrey's, ``tr(D)^2 / tr(D^2)`` for the quadratic form of the
     residuals under the working model, in O(K) through the rank-2 structure of the hat matrix.
-    The interval is t on the logit scale where ``bounded`` (as :func:`logit_cr2`; no interval when
-    the estimate leaves (0, 1)), plain t elsewhere.
 
-    Returns ``(estimate, low, high, code, se, df, extra)``: ``estimate`` and ``se`` on the working
-    scale (``2^k`` times the true values) where not ``bounded``, on the true scale where ``bounded``
-    (so are ``low`` and ``high``); ``extra`` holds ``slope`` (``b_1`` on the true scale, NaN without a
-    trend), ``kappa`` and ``se_logit``.
+    Returns a dict: ``estimate``, ``se`` (working scale, ``2^k`` times the true values), ``df``, the
+    t interval ``low``, ``high``, ``code``; the logit-scale interval (as :func:`logit_cr2`, on the
+    true scale; no interval where the estimate leaves (0, 1), NOT_APPLICABLE where not ``bounded``)
+    ``logit_low``, ``logit_high``, ``logit_code``, ``se_logit``; and ``slope`` (``b_1`` on the true
+    scale, NaN without a trend), ``kappa``.
     """
     from . import micro as _micro
     from .diagnostics import icc_anova
@@ -604,28 +604,30 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: bool, alpha: float,
     lo_t, hi_t = np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
     # the logit interval (bounded metrics), on the true scale
     inside = (est_t > 0) & (est_t < 1)
-    code_l = _codes([unidentified, ~inside, flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
-                    [NOT_IDENTIFIED, AT_BOUNDS, FLAT, BAD_DF, ZERO_SE, BAD_DF], shape)
+    code_l = _codes([~bounded, unidentified, ~inside, flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
+                    [NOT_APPLICABLE, NOT_IDENTIFIED, AT_BOUNDS, FLAT, BAD_DF, ZERO_SE, BAD_DF], shape)
     gl = code_l == OK
     Eg = np.where(inside, est_t, 0.5)
     se_l = np.where(inside, se_t / (Eg * (1.0 - Eg)), np.nan)
     lo_l, hi_l = transformed_t(logit(Eg), se_l, df, alpha, gl, expit)
-    extra = {"slope": np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan),
-             "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape), "se_logit": se_l,
-             }
-    code = np.where(bounded, code_l, code_t)
-    return (np.where(bounded, est_t, est), np.where(bounded, lo_l, lo_t), np.where(bounded, hi_l, hi_t), code,
-            np.where(bounded, se_t, se), df, extra)
+    slope = np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan)
+    return {"estimate": est, "se": se, "df": df, "low": lo_t, "high": hi_t, "code": code_t,
+            "estimate_true": est_t, "se_true": se_t, "logit_low": lo_l, "logit_high": hi_l, "logit_code": code_l,
+            "se_logit": se_l, "slope": slope, "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape)}
 
 
 def frame_methods(n, s, q, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0) -> dict:
-    """The frame-aware micro methods (:data:`FRAME_METHODS`) on a batch: ``{"micro.frame_ratio":
-    MethodResult, "micro.frame_loglinear": MethodResult}`` (see :func:`frame_prediction`); results
-    are on the true scale where ``bounded`` (``true_scale``), on the working scale elsewhere."""
+    """The frame-aware micro methods (:data:`FRAME_METHODS`) on a batch (see :func:`frame_prediction`):
+    ``{"micro.frame_ratio": MethodResult, ...}``. ``frame_*`` on the working scale, ``logit_frame_*``
+    on the true scale (``true_scale``), NOT_APPLICABLE where the metric is not ``bounded``."""
     out = {}
     bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), np.shape(n)[:-1])
     for name, trend in (("frame_ratio", False), ("frame_loglinear", True)):
-        est, lo, hi, code, se, df, extra = frame_prediction(n, s, q, totals, trend=trend, alpha=alpha,
-                                                            bounded=bounded, k=k)
-        out[f"micro.{name}"] = MethodResult(est, lo, hi, code, se=se, df=df, extra=extra, true_scale=bounded)
+        r = frame_prediction(n, s, q, totals, trend=trend, alpha=alpha, bounded=bounded, k=k)
+        extra = {"slope": r["slope"], "kappa": r["kappa"]}
+        out[f"micro.{name}"] = MethodResult(r["estimate"], r["low"], r["high"], r["code"], se=r["se"], df=r["df"],
+                                            extra=extra)
+        out[f"micro.logit_{name}"] = MethodResult(r["estimate_true"], r["logit_low"], r["logit_high"],
+                                                  r["logit_code"], se=r["se_true"], df=r["df"],
+                                                  extra={**extra, "se_logit": r["se_logit"]}, true_scale=True)
     return out

@@ -209,7 +209,8 @@ def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float
         ``progress(done, total)`` after each block of repetitions.
     frame : bool
         The sizes of every population document are known (the census is the frame): adds the
-        frame-aware micro methods (``micro.frame_ratio``, ``micro.frame_loglinear``,
+        frame-aware micro methods (``micro.frame_ratio``, ``micro.frame_loglinear`` and, for a metric
+        bounded in [0, 1], their logit-scale ``micro.logit_frame_ratio``, ``micro.logit_frame_loglinear``;
         :func:`perdoc.methods.frame_prediction`) under simple random sampling, as
         ``perdoc.estimate(sample, frame=...)`` computes them.
 
@@ -376,7 +377,8 @@ class _Plan:
             self.methods = self._srs_methods(table)
             self.design = {"sampling": "srs", "population_size": self.M}
             if self.frame is not None:
-                self.methods += [f"micro.{m}" for m in _methods.FRAME_METHODS]
+                self.methods += [f"micro.{m}" for m in _methods.FRAME_METHODS
+                                 if self.bounded or not m.startswith("logit_")]
                 self.design["frame"] = True
             elif frame:
                 self.notes.append("the frame-aware methods are for one system's micro mean and are left out of a "
