@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "report.language=es (repeatable; VALUE read as YAML; checked like the file; recorded "
                         "in summary.json as params_overrides; default: none)")
     r.add_argument("--name", metavar="NAME", default=None,
-                   help="the report's folder under --out, instead of the params file's name: (one params file "
-                        "only; default: the file's name)")
+                   help="name of the report's folder under --out, overriding the params file's name key (one "
+                        "params file only; default: that name)")
     return p
 
 
@@ -299,8 +299,6 @@ def _run(argv) -> int:
 
 
 def _estimate(args) -> int:
-    from ._dist import prefetch
-    prefetch()  # overlap the scipy import with reading the data
     from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
     from .io import load_chunks, load_docs, write_table
 
