@@ -442,20 +442,35 @@ def summary_facts(a) -> dict:
         warnings.append({"code": "similar_ids", "groups": similar["groups"],
                          "examples": [list(g) for g in similar.get("examples", [])]})
     strata = (est.design or {}).get("strata") if study.design.sampling == "stratified" else None
-    return {
+    return _plain({
         "estimand": {"kind": study.estimand.kind, "why": study.estimand.why},
         "estimate": p.estimate,
         "interval": {"level": est.level, "method": p.method, "label": p.label,
                      "ci": None if p.ci is None else [p.ci.low, p.ci.high],
                      "df": None if p.df is None or p.df != p.df else p.df, "reason": p.reason},
-        "K": table.K, "N": table.N,
+        "K": table.K, "N": int(table.N) if float(table.N).is_integer() else table.N,
         "design": {"sampling": study.design.sampling, "population_size": est.population_size,
                    "strata": None if strata is None else len(strata)},
         "check": {"basis": h.basis, "verified": h.verified, "approximate": h.approximate,
                   "coverage": h.coverage, "mc_se": h.mc_se, "reps": h.reps, "k": h.k, "reason": h.reason},
         "comparison": _comparison_facts(a),
         "warnings": warnings,
-    }
+    })
+
+
+def _plain(x):
+    """JSON-ready: tuples as lists, whole floats of counts kept as floats, NaN and infinity as None."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return v if math.isfinite(v) else None
 
 
 def _design_text(f: dict) -> str:

@@ -31,7 +31,12 @@ from .table import DocTable
 __all__ = ["Analysis", "analyse", "summary", "design_description", "build_report", "build_reports", "ReportError",
            "NOTEBOOKS", "notebook_dir"]
 
-NOTEBOOKS = ("01_design", "02_estimand", "03_intervals", "04_comparison", "05_planning", "06_checklist")
+NOTEBOOKS = ("00_summary", "01_design", "02_estimand", "03_intervals", "04_comparison", "05_planning",
+             "06_checklist")
+#: The notebook whose output opens the report, between the title and the contents: the answer first.
+SUMMARY_NOTEBOOK = "00_summary"
+#: Cells with this tag are for reading a notebook on its own and are left out of the report.
+NOTEBOOK_ONLY = "notebook-only"
 PACKAGES = ("perdoc", "numpy", "scipy", "pandas", "duckdb", "pyarrow", "altair", "vl-convert-python",
             "papermill", "nbconvert")
 TEMPLATE_DIR = Path(__file__).with_name("templates")
@@ -361,6 +366,8 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     if analysis.comparison is not None:
         out["comparison"] = analysis.comparison.to_dict()
     out["headline"] = analysis.headline.to_dict()
+    from .notebook import summary_facts
+    out["summary_box"] = summary_facts(analysis)   # what the report's summary box states
     if analysis.simulation is not None:
         out["simulation"] = analysis.simulation.to_dict()
         out["recommended"] = dict(analysis.simulation.recommended)
@@ -814,11 +821,14 @@ class _cache_dir:
 
 def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report", subtitle: str = "",
                       language: str = "en"):
-    """The six notebooks as one: title, table of contents, then every section in order.
+    """The notebooks as one: title, the summary box, table of contents, then every section in order.
 
-    Only the first notebook's ``parameters`` cell is kept (papermill injects after it); the other
-    notebooks' parameter cells would overwrite the injected values. Markdown cells written for
-    another language (tag ``lang-..``, see :mod:`perdoc.i18n`) are left out.
+    The summary notebook (:data:`SUMMARY_NOTEBOOK`) comes right after the title and before the
+    contents, so the report opens with its answer; its Markdown (tagged :data:`NOTEBOOK_ONLY`, for a
+    reader of the notebook alone) is left out and it is not a section of the contents. Only the first
+    notebook's ``parameters`` cell is kept (papermill injects after it); the other notebooks'
+    parameter cells would overwrite the injected values. Markdown cells written for another language
+    (tag ``lang-..``, see :mod:`perdoc.i18n`) are left out.
     """
     import nbformat
 
@@ -829,17 +839,20 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
                          "language_info": {"name": "python"}}
     sections = []
     seen_parameters = False
-    body = []
+    front, body = [], []
     for stem in NOTEBOOKS:
         nb = nbformat.read(nb_dir / f"{stem}.ipynb", as_version=4)
         for cell in nb.cells:
             tags = cell.get("metadata", {}).get("tags", [])
-            if not keep_cell(tags, language):
+            if not keep_cell(tags, language) or NOTEBOOK_ONLY in tags:
                 continue
             if "parameters" in tags:
                 if seen_parameters:
                     continue
                 seen_parameters = True
+            if stem == SUMMARY_NOTEBOOK:
+                front.append(copy.deepcopy(cell))
+                continue
             if cell.cell_type == "markdown" and not any(s[0] == stem for s in sections):
                 first = cell.source.lstrip().splitlines()[0] if cell.source.strip() else ""
                 if first.startswith("# "):
@@ -847,10 +860,11 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
             body.append(copy.deepcopy(cell))
     toc = "\n".join(f"{i}. [{title}](#{_anchor(title)})" for i, (_, title) in enumerate(sections, 1))
     head = (f"<h1 class=\"perdoc-title\">{markdown_literal(title)}</h1>\n\n"
-            f"<p>{markdown_literal(subtitle)}</p>\n\n")
+            f"<p class=\"perdoc-subtitle\">{markdown_literal(subtitle)}</p>")
     contents = "Contenido" if language == "es" else "Contents"
-    combined.cells = [nbformat.v4.new_markdown_cell(head + f"## {contents}\n\n" + toc,
-                                                    metadata={"tags": ["toc"]})] + body
+    combined.cells = ([nbformat.v4.new_markdown_cell(head, metadata={"tags": ["title"]})] + front
+                      + [nbformat.v4.new_markdown_cell(f"## {contents}\n\n" + toc, metadata={"tags": ["toc"]})]
+                      + body)
     return combined
 
 
