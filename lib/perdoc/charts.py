@@ -137,6 +137,10 @@ _SHORT = {
     "wald_eff_n": ("Wald, effective n = N/DEFF", "Wald, n efectivo = N/DEFF"),
     "t": ("t on document rates", "t sobre tasas por documento"),
     "design": ("design-based, t", "según el diseño, t"),
+    "frame_ratio": ("frame, ratio model", "marco, modelo de razón"),
+    "frame_loglinear": ("frame, rate linear in log size", "marco, tasa lineal en log del tamaño"),
+    "logit_frame_ratio": ("logit frame, ratio model", "marco logit, modelo de razón"),
+    "logit_frame_loglinear": ("logit frame, rate linear in log size", "marco logit, tasa lineal en log del tamaño"),
 }
 
 

@@ -153,6 +153,15 @@ _LABELS_ES = {
     ("micro", "wald_eff_n"): "Wald, n efectivo = N/DEFF",
     ("macro", "t"): "t sobre las tasas por documento, K-1 grados de libertad",
     ("macro", "bootstrap_t"): "bootstrap-t: remuestreo (bootstrap) por documento, sd/sqrt(K) de cada réplica",
+    ("micro", "frame_ratio"): "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de "
+                              "libertad de Bell-McCaffrey",
+    ("micro", "frame_loglinear"): "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error "
+                                  "estándar HC2, grados de libertad de Bell-McCaffrey",
+    ("micro", "logit_frame_ratio"): "marco muestral: predicción con el modelo de razón, error estándar HC2, grados "
+                                    "de libertad de Bell-McCaffrey, escala logit, en [0; 1]",
+    ("micro", "logit_frame_loglinear"): "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, "
+                                        "error estándar HC2, grados de libertad de Bell-McCaffrey, escala logit, "
+                                        "en [0; 1]",
 }
 _LABEL_PATTERNS_ES = [
     (r"bootstrap-calibrated \(prepivoted\) logit CR2, Bell-McCaffrey df, in \[0, 1\]",
