@@ -39,7 +39,7 @@ def _sp():
 # including NaN, infinities and the ends of the ranges, goes to scipy, element by element.
 _Q_MIN, _Q_MAX = 1e-300, 1.0 - 2.0 ** -53
 _DF_MIN, _DF_MAX = 0.5, 1e10
-_AB_MIN, _AB_MAX = 0.01, 1e8
+_AB_MIN, _AB_MAX = 0.1, 1e8   # below 0.1 a beta quantile magnifies the error of I_x(a, b) 1/a times
 _X_MIN = 1e-280   # a beta quantile below this (near underflow) is left to scipy
 
 
