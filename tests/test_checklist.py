@@ -277,6 +277,9 @@ def test_every_method_label_and_reason_has_spanish(table, est):
             assert es != iv.label and not re.search(r"\b(with|on|by|in|scale|df|se)\b", es), (iv.label, es)
             if iv.reason:
                 assert reason_text(iv.reason, "es") != iv.reason, iv.reason
+    from perdoc.estimate import _Ctx   # every batch method's label, those needing a frame too
+    for label in _Ctx._LABELS.values():
+        assert method_label(label, "es") != label, label
     assert method_label("wild cluster bootstrap (webb)", "es") == "bootstrap salvaje por conglomerados (webb)"
     assert method_label("combined ratio, stratified (3 strata), t with K-H df", "es").startswith(
         "razón combinada estratificada (3 estratos)")

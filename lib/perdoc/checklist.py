@@ -187,6 +187,17 @@ _LABELS_ES = {
     "Wald, effective n = N/DEFF": "Wald con n efectivo = N/DEFF",
     "two-stage ratio to size, t with K-1 df": "razón al tamaño en dos etapas, t con K-1 grados de libertad",
     "delta method, CR1, t with K-1 df": "método delta, CR1, t con K-1 grados de libertad",
+    "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df":
+        "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de libertad de Bell-McCaffrey",
+    "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df":
+        "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error estándar HC2, grados de "
+        "libertad de Bell-McCaffrey",
+    "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]":
+        "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de libertad de "
+        "Bell-McCaffrey, escala logit, en [0; 1]",
+    "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]":
+        "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error estándar HC2, grados de "
+        "libertad de Bell-McCaffrey, escala logit, en [0; 1]",
     "t on per-document differences (documents scored by both)":
         "t sobre las diferencias por documento (documentos evaluados con ambos sistemas)",
 }
