@@ -60,7 +60,10 @@ def test_norm_quantile(q):
 
 
 def t_residual(df, q):
-    # relative error of the smaller tail, where F is accurate
+    # relative error of the smaller tail, where F is accurate; near the middle, of
+    # P(|T| < |t|) = I_z(1/2, df/2), z = t^2 / (df + t^2), against |2q - 1| (exact there)
+    if 0.25 <= q <= 0.75:
+        return lambda t: abs(sp.betainc(0.5, df / 2, t * t / (df + t * t)) - abs(2 * q - 1)) / abs(2 * q - 1)
     if q < 0.5:
         return lambda t: abs(sp.stdtr(df, t) - q) / q
     return lambda t: abs(sp.stdtr(df, -t) - (1 - q)) / (1 - q)
