@@ -743,8 +743,10 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
                      "salvaje por documento)")
         else:
             unit = T("analytic, variance from document-level residuals (cluster = document)",
-                     "analítico, varianza a partir de los residuos por documento (conglomerado = documento)")
-        parts.append(f"{estimand}: {method_label(iv.label, lang)}, {level} {ci}; {unit}; {df}")
+                     "sin remuestreo (analítico): varianza a partir de los residuos por documento (conglomerado = "
+                     "documento)")
+        shown = T(f"{level} {ci}", f"intervalo al {level} {ci}" if iv.ci is not None else ci)
+        parts.append(f"{estimand}: {method_label(iv.label, lang)}, {shown}; {unit}; {df}")
     if estimates.replicates:
         boot = T(f"document bootstrap with {estimates.replicates:,} replicates",
                  f"bootstrap por documento con {i18n.integer(estimates.replicates, lang=lang)} réplicas")
@@ -766,8 +768,8 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
             reps = i18n.integer(evidence.get("reps") or 0, lang=lang)
             checked = T(f"simulated coverage on {where}: {cov:.3f} (MC SE {mc_se}, {reps} samples of "
                         f"K = {evidence.get('k')})",
-                        f"cobertura simulada sobre {where}: {i18n.num(cov, '.3f', lang=lang)} (EE de Monte Carlo "
-                        f"{mc_se}; {reps} muestras de K = {evidence.get('k')})")
+                        f"cobertura simulada sobre {where}: {i18n.num(cov, '.3f', lang=lang)} (error estándar de "
+                        f"Monte Carlo {mc_se}; {reps} muestras de K = {evidence.get('k')})")
             if evidence.get("approximate"):
                 value += T(f" | APPROXIMATE: no method reached {level} in the simulation; {checked}",
                            f" | APROXIMADO: ningún método alcanzó el {level} en la simulación; {checked}")
