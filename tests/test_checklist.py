@@ -156,7 +156,8 @@ POINTS_ES = [
      ["grados de libertad efectivos = ", "conglomerado = documento", "K = 20 documentos"]),
     (["Correlación intraclase", "efecto de diseño", "diagnóstico", "no como sustituto"],
      ["CCI = ", "efecto de diseño DEFF = ", "n efectivo = N/DEFF", "solo como diagnóstico"]),
-    (["tasa 0 o 1", "distribución de las tasas por documento"], ["con tasa 0", "con tasa 1", "cuantiles de las tasas"]),
+    (["tasa 0 o 1", "distribución de las tasas por documento"],
+     ["con tasa 0", "con tasa 1", "cuantiles de las tasas"]),
     (["Qué queda fuera", "índice", "recuperador", "población de preguntas"],
      ["el índice", "recuperador", "población de preguntas"]),
 ]

@@ -167,7 +167,7 @@ def test_english_report_unchanged_in_substance(en, built):
     d, e, c, k = (en[TITLES[s][0]] for s in ("01", "02", "04", "06"))
     s = built["summary_en"]
     assert "simple random sample of 20 of 1,300 documents, without replacement (sampling fraction 1.54%)" in d
-    assert f"Declared estimand: micro mean." in e and f"{s['micro']['estimate']:.4f}" in e
+    assert "Declared estimand: micro mean." in e and f"{s['micro']['estimate']:.4f}" in e
     assert f"micro mean: {s['comparison']['difference']['micro']['estimate']:+.4f}" in c
     assert "documents tied exactly" in c and "sign-flip randomization test by document, p" in c
     assert "population_design" in k and "[default] The index is fixed" in k

@@ -40,7 +40,7 @@ from .table import DocTable, Exclusion
 
 __all__ = ["Item", "checklist", "checklist_frame", "checklist_table", "STATUSES", "DEFAULT_OUT_OF_SCOPE",
            "every_score_same", "status_label", "out_of_scope_text", "source_text", "method_label",
-           "reason_text", "design_text", "metric_text", "signed", "REFERENCE_STUDY", "OUT_OF_SCOPE_ES"]
+           "reason_text", "design_text", "metric_text", "signed", "OUT_OF_SCOPE_ES"]
 
 STATUSES = ("given", "missing", "not applicable", "unavailable", "approximate")
 
@@ -93,11 +93,8 @@ _ESTIMAND_TEXT_ES = {
 }
 _PRIMARY = {"micro": "cr2", "macro": "t"}
 
-#: The study the checklist quotes on N/DEFF: the coverage of a Wald interval on the effective n, from
-#: the source article's simulations on its census (docs/methods.md, "Published figures").
-REFERENCE_STUDY = {"name": "ANEEL\u2013TAESA", "documents": 1300, "reps": 5000,
-                   "coverage": {20: 0.89, 5: 0.74}, "level": 0.95}
-
+#: The study the checklist quotes on N/DEFF: the coverage of a Wald interval on the effective n in the
+#: simulations of the source article on its census (docs/methods.md, "Published figures").
 FRAGILE_N_EFF = ("diagnostics only, not a substitute for the document-level variance: treating N/DEFF "
                  "as that many independent cases is itself a fragile approximation (in the ANEEL\u2013TAESA "
                  "study behind perdoc's methods, a simulation on a census of about 1,300 regulatory documents "
@@ -188,7 +185,8 @@ _LABELS_ES = {
     "two-stage ratio to size, t with K-1 df": "razón al tamaño en dos etapas, t con K-1 grados de libertad",
     "delta method, CR1, t with K-1 df": "método delta, CR1, t con K-1 grados de libertad",
     "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df":
-        "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de libertad de Bell-McCaffrey",
+        "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de libertad de "
+        "Bell-McCaffrey",
     "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df":
         "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error estándar HC2, grados de "
         "libertad de Bell-McCaffrey",
@@ -249,7 +247,8 @@ _REASONS_ES = {
     "qualifies in the simulation": "cumple en la simulación",
     "no method checked by the simulation gave this sample an interval":
         "ningún método comprobado por la simulación dio un intervalo en esta muestra",
-    "not checked by simulation: no census in the params": "sin comprobar por simulación: no hay censo en los parámetros",
+    "not checked by simulation: no census in the params":
+        "sin comprobar por simulación: no hay censo en los parámetros",
 }
 _REASON_PATTERNS_ES = (
     (re.compile(r"zero variance: every document has the same rate \(([^)]*)\), so the documents carry no "
@@ -304,7 +303,8 @@ _REASON_PATTERNS_ES += (
                 r"(\S+)\): (its intervals are too narrow, so sample more documents or report it as approximate|"
                 r"it gave no interval in (\S+) of the samples \(samples without spread: every document at the same "
                 r"rate\), so sample more documents)"),
-     lambda m: (f"ningún método {m.group(1)} alcanza el nivel nominal, {i18n.numbers_in(m.group(2), 'es')}, dentro del error "
+     lambda m: (f"ningún método {m.group(1)} alcanza el nivel nominal, {i18n.numbers_in(m.group(2), 'es')}, "
+                "dentro del error "
                 "de Monte Carlo (cobertura >= nivel - 2 errores estándar) en muestras como estas; el mejor disponible "
                 f"es {m.group(3)}, con una cobertura de {i18n.numbers_in(m.group(4), 'es')} (error estándar de Monte "
                 f"Carlo {i18n.numbers_in(m.group(5), 'es')}): "
@@ -359,7 +359,7 @@ def signed(x, spec: str = ".4f", language: str | None = None) -> str:
     with a ``+`` flag, keeping the plus sign in Spanish too."""
     lang = _lang(language)
     text = i18n.num(x, "+" + spec.lstrip("+"), lang=lang)
-    if lang == "es" and i18n._finite(x) is not None and float(x) > 0 and not text.startswith("+"):
+    if lang == "es" and text[:1].isdigit() and float(x) > 0:
         text = "+" + text
     return text
 
@@ -729,7 +729,8 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
         if iv.ci is not None:
             ci = i18n.interval(iv.ci.low, iv.ci.high, ".4f", lang=lang)
         else:
-            ci = T("no interval", "sin intervalo") + f" ({reason_text(iv.reason, lang) or T('not available', 'no disponible')})"
+            why = reason_text(iv.reason, lang) or T("not available", "no disponible")
+            ci = T("no interval", "sin intervalo") + f" ({why})"
         unavailable = unavailable or iv.ci is None
         if iv.df is not None and math.isfinite(iv.df):
             df = T("effective df = ", "grados de libertad efectivos = ") + i18n.num(iv.df, ".2f", lang=lang)
