@@ -19,7 +19,7 @@ from .i18n import L, get_language, integer, interval, num, numbers_in, pct
 
 __all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc", "fmt", "no_sampling_error",
            "headline_sentences", "method_label", "library_text", "fpc_heuristic", "fpc_status",
-           "section_link", "note_with_link", "yes_no", "FORMATS"]
+           "section_link", "note_with_link", "yes_no", "FORMATS", "recommendation_text"]
 
 #: One number format per quantity, everywhere in the report (sentences, tables and charts).
 FORMATS = {"estimate": ".4f", "interval": ".4f", "width": ".4f", "se": ".4g", "df": ".2f",
@@ -110,7 +110,8 @@ def warning(text: str) -> None:
 
 def section_link(title: str) -> str:
     """An HTML link to a heading of the report: the id nbconvert gives it (spaces become '-')."""
-    anchor = title.strip().replace(" ", "-")
+    from urllib.parse import quote
+    anchor = quote(title.strip().replace(" ", "-"), safe="?/:@!$&'()*+,;=")   # as nbconvert's heading ids
     return f'<a href="#{esc(anchor)}">{esc(title)}</a>'
 
 
@@ -271,6 +272,37 @@ def no_sampling_error(sim) -> tuple[str, ...]:
     return tuple(out)
 
 
+def recommendation_text(sim, estimand: str) -> str:
+    """The simulation's recommendation for an estimand, in the report's language (the English text is
+    :attr:`SimulationResult.recommendation_notes`, kept as it is)."""
+    text = sim.recommendation_notes.get(estimand, "")
+    if get_language() != "es":
+        return text
+    from .simulate import BASELINES
+    methods = sim.methods
+    cands = [m for m in methods if m.split(".", 1)[0] == estimand and m not in BASELINES]
+    if not cands:
+        return f"ningún método {estimand} se aplica con este diseño"
+    lvl = num(sim.level, ".3g")
+    rec = sim.recommended.get(estimand)
+    if rec is not None:
+        b = methods[rec]
+        ok = [m for m in cands if methods[m]["coverage"] >= sim.level - 2.0 * methods[m]["mc_se"]]
+        return (f"{rec}: su cobertura {num(b['coverage'], '.3f')} (error estándar de Monte Carlo "
+                f"{num(b['mc_se'], '.3f')}) está a menos de 2 errores estándar de Monte Carlo del nivel nominal "
+                f"{lvl}, y su amplitud media, {num(b['mean_width'], '.4f')}, es la menor de los {len(ok)} métodos "
+                f"{estimand} que cumplen")
+    best = max(cands, key=lambda m: methods[m]["coverage"])
+    b = methods[best]
+    why = ("sus intervalos son demasiado estrechos: muestree más documentos o preséntelo como aproximado"
+           if (b.get("no_interval") or 0.0) < 0.5 else
+           f"no dio intervalo en el {pct(b['no_interval'], 0)} de las muestras (muestras sin dispersión: todos los "
+           "documentos con la misma tasa): muestree más documentos")
+    return (f"ningún método {estimand} alcanza el nivel nominal {lvl} dentro del error de Monte Carlo (cobertura "
+            f">= nivel - 2 errores estándar) en muestras como estas; el mejor disponible es {best}, con cobertura "
+            f"{num(b['coverage'], '.3f')} (error estándar de Monte Carlo {num(b['mc_se'], '.3f')}): {why}")
+
+
 def _kind_name(kind: str) -> str:
     return {"micro": L("micro mean", "media micro"), "macro": L("macro mean", "media macro")}.get(
         kind, L(f"{kind} mean", f"media {kind}"))
@@ -286,9 +318,8 @@ def headline_sentences(h, est, kind: str) -> tuple[str, str]:
     label = method_label(p)
     name = _kind_name(kind)
     heuristic = est.population_size is not None and fpc_heuristic(p)
-    fpc = L("; finite population correction applied as a heuristic (the method was not derived for it)",
-            "; corrección por población finita aplicada como heurística (el método no se dedujo para ella)") \
-        if heuristic else ""
+    fpc = L("; finite population correction applied as a heuristic",
+            "; corrección por población finita aplicada como heurística") if heuristic else ""
     if p.ci is not None:
         df_text = (L("df = ", "grados de libertad = ") + num(p.df, FORMATS["df"]) + "; "
                    if p.df is not None and p.df == p.df else "")
@@ -532,7 +563,8 @@ def _comparison_text(a, f: dict) -> str:
     c, lvl = f["comparison"], pct(f["interval"]["level"], 0)
     _, iv = _comparison_interval(a)
     A, B = (esc(s) for s in c["systems"])
-    head = f"{A} − {B}, {_kind_name(f['estimand']['kind'])}: {num(c['estimate'], '+.4f')}"
+    from .checklist import signed   # a difference keeps its sign in both languages, as in Comparing systems
+    head = f"{A} - {B}, {_kind_name(f['estimand']['kind'])}: {signed(c['estimate'])}"
     if c["ci"] is None:
         why = esc(_reason_text(c["reason"])) if iv is not None else L("not computed", "no calculado")
         return head + L(f"; no interval ({why}), so neither system can be called better.",
@@ -552,10 +584,10 @@ def _comparison_text(a, f: dict) -> str:
     if c["basis"] == "census" and c["coverage"] is not None:
         cov = num(c["coverage"], FORMATS["coverage"])
         check = (L(f" Checked by the paired simulation on the census (coverage {cov}).",
-                   f" Comprobado con la simulación emparejada sobre el censo (cobertura {cov}).") if c["verified"]
+                   f" Comprobado con la simulación pareada sobre el censo (cobertura {cov}).") if c["verified"]
                  else L(f" Approximate: no method reached {lvl} in the paired simulation on the census (this one "
                         f"covered {cov}).",
-                        f" Aproximado: ningún método alcanzó el {lvl} en la simulación emparejada sobre el censo "
+                        f" Aproximado: ningún método alcanzó el {lvl} en la simulación pareada sobre el censo "
                         f"(este cubrió {cov})."))
     else:
         check = L(" Not checked by simulation.", " Sin comprobar por simulación.")
