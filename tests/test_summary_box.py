@@ -106,7 +106,7 @@ def test_example_comparison_verdict(example):
     ch = a.comparison_headline
     row = parse(summary_box(a)).rows["Comparison"]
     lo, hi = ch.interval.ci
-    assert row.startswith("bm25 − tfidf, micro mean: ")
+    assert row.startswith(f"bm25 - tfidf, micro mean: {example.comparison.difference.micro_estimate:+.4f}, ")
     assert f"[{lo:+.4f}, {hi:+.4f}]" in row and method_label(ch.interval) in row
     assert (lo <= 0 <= hi) and "the interval includes 0: these documents do not show which system is better" in row
     assert f"(coverage {ch.coverage:.3f})" in row
@@ -218,6 +218,8 @@ def test_spanish_box_reads_spanish(example):
     assert a.study.estimand.why in box.rows["Qué se estima"]
     assert "K = 20 documentos, N = 716 mediciones" in box.rows["Muestra"]
     assert f"cobertura de {comma(h.coverage, '.3f')}" in box.rows["Comprobado por simulación"]
+    diff = comma(example.comparison.difference.micro_estimate, "+.4f")   # the sign kept, as in section 04
+    assert box.rows["Comparación"].startswith(f"bm25 - tfidf, media micro: {diff}, intervalo ")
     assert "el intervalo incluye el 0" in box.rows["Comparación"]
     assert any(w.startswith("Aproximado:") for w in box.warnings)
     # no English-form decimal anywhere in the box's text
