@@ -1,8 +1,8 @@
 """The report kit: params file in, one self-contained offline HTML report out.
 
 ``build_report(params_file, out_dir)`` validates the params, computes the analysis, executes the
-six notebooks (as one notebook, in one kernel) with papermill, renders them with nbconvert into
-``<out>/<name>/report.html`` and writes ``summary.json`` and ``documents.csv`` beside it. Everything
+notebooks (the summary box, then six sections; as one notebook, in one kernel) with papermill,
+renders them with nbconvert into ``<out>/<name>/report.html`` and writes ``summary.json`` and ``documents.csv`` beside it. Everything
 is built in a temporary folder and moved into place at the end; a dataset that fails leaves an
 error page saying what failed instead of a report that looks complete.
 """
@@ -199,7 +199,7 @@ def choose_headline(estimates: Estimates, simulation, kind: str, *, basis: str, 
 
 
 def notebook_dir() -> Path:
-    """The folder of the six notebooks (the repository's ``notebooks/``)."""
+    """The folder of the report's notebooks (the repository's ``notebooks/``)."""
     env = os.environ.get("PERDOC_NOTEBOOKS")
     if env:
         return Path(env)
