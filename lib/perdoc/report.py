@@ -2,9 +2,10 @@
 
 ``build_report(params_file, out_dir)`` validates the params, computes the analysis, executes the
 notebooks (the summary box, then six sections; as one notebook, in one kernel) with papermill,
-renders them with nbconvert into ``<out>/<name>/report.html`` and writes ``summary.json`` and ``documents.csv`` beside it. Everything
-is built in a temporary folder and moved into place at the end; a dataset that fails leaves an
-error page saying what failed instead of a report that looks complete.
+renders them with nbconvert into ``<out>/<name>/report.html`` and writes ``summary.json`` and
+``documents.csv`` beside it. Everything is built in a temporary folder and moved into place at the
+end; a dataset that fails leaves an error page saying what failed instead of a report that looks
+complete.
 """
 
 from __future__ import annotations
