@@ -148,7 +148,8 @@ def overflow_problems(page):
                 }
                 p = p.parentElement;
             }
-            if (!held) out.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} spans ${Math.round(r.left)}..${Math.round(r.right)} px`);
+            const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '');
+            if (!held) out.push(`${name} spans ${Math.round(r.left)}..${Math.round(r.right)} px`);
         }
         return out.slice(0, 10);
     }""")
