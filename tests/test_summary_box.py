@@ -282,3 +282,21 @@ def test_summary_json_keeps_the_box_facts(example):
     assert out["summary_box"]["estimate"] == out["headline"]["estimate"]
     assert out["summary_box"]["interval"]["ci"] == out["headline"]["ci"]
     assert out["summary_box"]["comparison"]["ci"] == out["comparison_headline"]["ci"]
+
+
+def test_out_of_range_interval_is_warned(monkeypatch, example):
+    """A headline interval that leaves the metric's range [0, 1] is flagged in the box, in both languages."""
+    from perdoc.report import Analysis
+    from perdoc.results import ConfidenceInterval
+    real = example.headline
+    assert not real.interval.out_of_range and real.interval.metric_range == (0.0, 1.0)
+    leaving = replace(real, interval=replace(real.interval, ci=ConfidenceInterval(-0.05, 0.62)))
+    monkeypatch.setattr(Analysis, "headline", property(lambda self: leaving))
+    assert "out_of_range" in [w["code"] for w in summary_facts(example)["warnings"]]
+    i18n.set_language("en")
+    box = parse(summary_box(example))
+    assert box.rows["95% interval"].startswith("[-0.0500, 0.6200]")
+    assert "Out of range: the interval leaves [0, 1], the range the metric cannot leave." in box.warnings
+    i18n.set_language("es")
+    assert "Fuera de rango: el intervalo sale de [0; 1], el rango del que la métrica no puede salir." in \
+        parse(summary_box(example)).warnings
