@@ -222,6 +222,7 @@ def test_spanish_box_reads_spanish(example):
     assert box.rows["Comparación"].startswith(f"bm25 - tfidf, media micro: {diff}, intervalo ")
     assert "el intervalo incluye el 0" in box.rows["Comparación"]
     assert any(w.startswith("Aproximado:") for w in box.warnings)
+    assert any(w.startswith("Corrección por población finita aplicada como heurística") for w in box.warnings)
     # no English-form decimal anywhere in the box's text
     text = " ".join(list(box.rows.values()) + box.warnings)
     assert not re.search(r"\d\.\d", text), text
