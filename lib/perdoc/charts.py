@@ -615,8 +615,11 @@ def planning_curve(curves: dict, *, target: float | None = None, current_k: int 
     return Chart(_plain(chart), title, caption)
 
 
-def coverage_chart(frame: pd.DataFrame, *, level: float) -> Chart:
+def coverage_chart(frame: pd.DataFrame, *, level: float, subject: str | None = None) -> Chart:
     """Simulated coverage of each method with a 2 x Monte Carlo SE bar, and the nominal level.
+
+    ``subject`` names what was simulated (e.g. the study's means, or a paired difference); it goes in
+    the title and caption, so that two coverage charts of one report never share a caption.
 
     ``frame`` has columns method, estimand, coverage, mc_se, baseline (bool). Rows whose coverage
     is missing (NaN) are not drawn and are named in the caption.
@@ -630,6 +633,8 @@ def coverage_chart(frame: pd.DataFrame, *, level: float) -> Chart:
     method_name, baseline_name = L("method", "método"), L("baseline", "referencia")
     df["kind"] = np.where(df["baseline"], baseline_name, method_name)
     title = L("Simulated coverage by method", "Cobertura simulada por método")
+    if subject:
+        title += f": {subject}"
     base = alt.Chart(_data(df))
     y = alt.Y("method:N", title=None, sort=None, axis=alt.Axis(labelLimit=0))
     bars = base.mark_rule(strokeWidth=2).encode(
@@ -641,9 +646,10 @@ def coverage_chart(frame: pd.DataFrame, *, level: float) -> Chart:
     pts = base.mark_point(filled=True, size=50).encode(x="coverage:Q", y=y, color="kind:N")
     nominal = alt.Chart(pd.DataFrame({"x": [level]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q")
     chart = alt.layer(bars, pts, nominal).properties(width=WIDTH, height=max(120, 22 * len(df)), title=title)
-    caption = (L(f"Share of simulated samples whose interval covered the census value; the dashed line is the "
+    about = f" ({subject})" if subject else ""
+    caption = (L(f"Share of simulated samples whose interval covered the census value{about}; the dashed line is the "
                  f"nominal {pct(level, 0)}. Methods whose bar stays left of it undercover on data like these.",
-                 f"Proporción de muestras simuladas cuyo intervalo cubrió el valor del censo; la línea discontinua "
+                 f"Proporción de muestras simuladas cuyo intervalo cubrió el valor del censo{about}; la línea discontinua "
                  f"es el {pct(level, 0)} nominal. Los métodos cuya barra queda a su izquierda tienen una cobertura "
                  "menor que la nominal en datos como estos.")
                + (L(f" Not drawn (no coverage): {', '.join(left_out)}.",
