@@ -163,6 +163,23 @@ def test_every_method_bit_identical_to_estimate(census, k, B, level):
         assert_exact(ri, i, e)
 
 
+@pytest.mark.parametrize("census, k, B", [
+    (make_table(K=300, seed=11), 12, 99),
+    (make_table(K=150, seed=3, binary=False), 8, 0),
+    (DocTable.from_arrays(n=np.full(200, 5.0), s=np.r_[[1.0, 2, 1, 3, 1, 5], np.zeros(194)]), 5, 0),
+])
+def test_every_method_bit_identical_to_estimate_with_a_frame(census, k, B):
+    # the census is the frame of its samples: the frame-aware methods too, bit for bit
+    from perdoc.frame import Frame
+    ri = sim.rep_intervals(census, k=k, reps=8, seed=5, replicates=B, frame=True)
+    assert "micro.frame_loglinear" in ri.low
+    frame = Frame.from_table(census)
+    for i in range(8):
+        e = estimate(census.take(ri.index[i]), replicates=B, seed=int(ri.seeds[i]), frame=frame)
+        assert e.population_size == census.K
+        assert_exact(ri, i, e)
+
+
 def test_paired_every_method_bit_identical_to_compare():
     rng = np.random.default_rng(4)
     M = 90
