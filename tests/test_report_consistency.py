@@ -199,8 +199,17 @@ def test_one_format_per_quantity(reports, lang):
     expect = i18n.interval(lo, hi, ".4f", lang=lang)
     assert expect.count(sep) == 1
     section = _sections(_html(reports, "example", lang))[SECTIONS[lang][0]]
-    text = _text(section)
-    assert text.count(expect) >= 2          # headline and the every-method table's low/high agree
+    h3 = html.unescape(re.search(r"<h3>(.*?)</h3>", section, re.S).group(1))
+    assert expect in h3
+    # the every-method table shows the same ends with the same digits
+    low, high = ("low", "high") if lang == "en" else ("límite inferior", "límite superior")
+    rows = _rows(section, low)
+    row = [r for r in rows[1:] if r[1] == summary["headline"]["method"] and r[0] == summary["headline"]["estimand"]][0]
+    assert row[rows[0].index(low)] == i18n.num(lo, ".4f", lang=lang)
+    assert row[rows[0].index(high)] == i18n.num(hi, ".4f", lang=lang)
+    for r in rows[1:]:   # every interval end in the table: 4 decimals
+        for cell in (r[rows[0].index(low)], r[rows[0].index(high)]):
+            assert cell == "—" or len(re.split(r"[.,]", cell)[-1]) == 4, cell
     for cap in re.findall(r'<figcaption class="perdoc-caption">(.*?)</figcaption>', section, re.S):
         for number in re.findall(r"\[([-\d.,]+)[,;] ([-\d.,]+)\]", html.unescape(cap)):
             for x in number:
