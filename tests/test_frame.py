@@ -211,6 +211,11 @@ def test_cli_frame_adds_the_methods(capsys, sample_and_frame):
     d = json.loads(out)
     assert d["population_size"] == 7
     assert all(m.split(".")[1] in d["micro"] for m in FRAME_METHODS)
+    lib = perdoc.estimate(perdoc.load_chunks(data, doc="doc_id", score="hit"), replicates=0,
+                          frame=read_frame(frame, "doc_id"))
+    for m in ("frame_ratio", "frame_loglinear"):   # a prediction has its own point estimate, in the JSON
+        assert d["micro"][m]["estimate"] == lib.interval("micro", m).estimate != d["micro"]["estimate"]
+    assert "estimate" not in d["micro"]["cr2"]
     code, out, _ = run(capsys, "estimate", data, "--doc", "doc_id", "--score", "hit", "--replicates", "0", "--json")
     assert "frame_ratio" not in json.loads(out)["micro"]
 

@@ -182,7 +182,13 @@ class Estimates:
             block: dict[str, Any] = {"estimate": _num(est)}
             for iv in self.intervals:
                 if iv.estimand == estimand:
-                    block[iv.method] = iv.to_dict()
+                    d = iv.to_dict()
+                    # a method with a point estimate of its own (the bias-corrected jackknife, the
+                    # frame-aware predictions) says so
+                    if iv.estimate is not None and est is not None and iv.estimate != est \
+                            and math.isfinite(iv.estimate):
+                        d = {"estimate": _num(iv.estimate), **d}
+                    block[iv.method] = d
             out[estimand] = block
         out["diagnostics"] = self.diagnostics.to_dict()
         out["metric_range"] = None if self.metric_range is None else list(self.metric_range)
