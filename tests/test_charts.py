@@ -159,3 +159,83 @@ def test_flat_rates_do_not_break_charts():
     for c in _all(t, e):
         assert charts.to_svg(c).startswith("<svg")
     assert "no interval: zero variance" in charts.to_svg(charts.interval_comparison(e))
+
+
+# ------------------------------------------------------------------ language, counts, labels, clipping
+from perdoc import i18n  # noqa: E402
+
+
+@pytest.fixture
+def spanish():
+    i18n.set_language("es")
+    yield
+    i18n.set_language("en")
+
+
+def _texts(svg):
+    import html
+    return [html.unescape(t) for t in re.findall(r"<text\b[^>]*(?<!/)>(.*?)</text>", svg, re.S)]
+
+
+def test_effective_n_wald_is_labelled_n_over_deff_not_chunks(small):
+    rows = {r["method"]: r for d in _datasets(charts.interval_comparison(small[1])).values() for r in d}
+    assert rows["wald_iid"]["note"] == "baseline: chunks as cases"
+    assert rows["wald_eff_n"]["note"] == "baseline: N/DEFF as cases"
+    assert "chunks" not in rows["wald_eff_n"]["label"] and "chunks" not in rows["wald_eff_n"]["note"]
+    texts = _texts(charts.to_svg(charts.interval_comparison(small[1])))
+    assert sum("chunks as cases" in t for t in texts) == 2     # the iid Wald's label and note only
+
+
+def test_counts_have_whole_number_ticks():
+    # three documents and a few replicates: without tickMinStep Vega would tick 0.5, 1.5, ...
+    t = perdoc.DocTable.from_arrays(n=[2, 3, 40], s=[1, 2, 9])
+    e = perdoc.estimate(t, replicates=7, seed=1)
+    for c, axis in ((charts.size_distribution(t), "y"), (charts.bootstrap_distribution(e, "micro"), "y")):
+        spec = c.chart.to_dict()
+        enc = (spec.get("layer") or [spec])[0]["encoding"][axis]
+        assert enc["axis"]["format"] == "d" and enc["axis"]["tickMinStep"] == 1
+    svg = charts.to_svg(charts.size_distribution(t))     # both axes hold whole numbers (counts, log sizes)
+    counts = [x for x in _texts(svg) if re.fullmatch(r"[\d.,]+", x)]
+    assert counts and not [x for x in counts if re.search(r"\d[.,]\d", x)]
+
+
+def test_no_label_is_cut(small):
+    """Axis labels, legends and notes are never shortened with an ellipsis, in either language."""
+    t, e = small
+    census = perdoc.DocTable.from_arrays(n=t.n, s=t.s)
+    from perdoc.plan import curve, spread
+    S = spread(census, "micro")
+    extra = [charts.planning_curve({"M = 1,300 (with the correction)": curve(S, population_size=1300, sizes=t.n),
+                                    "without the correction": curve(S, sizes=t.n)}, target=0.05, current_k=20,
+                                   realised=0.2)]
+    for lang in ("en", "es"):
+        i18n.set_language(lang)
+        try:
+            for c in _all(t, e)[2:] + extra:
+                svg = charts.to_svg(c)
+                assert not [x for x in _texts(svg) if "\u2026" in x], (lang, c.title)
+                width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)"', svg).group(1))
+                assert width <= 900, (lang, c.title, width)      # fits the report's 62rem column
+        finally:
+            i18n.set_language("en")
+
+
+def test_spanish_charts(small, spanish):
+    t, e = small
+    built = _all(t, e)
+    svgs = [charts.to_svg(c) for c in built]
+    assert svgs == [charts.to_svg(c) for c in _all(t, e)]        # byte-identical on rerun
+    expected = [["Documentos", "(escala logarítmica)"], ["Tasa del documento"],
+                ["Estimación e intervalo de confianza al 95\u00a0%"], ["Réplicas"], ["Réplicas"]]
+    for c, svg, axes in zip(built, svgs, expected):
+        assert c.title in svg and "\n" not in c.caption
+        for a in axes:
+            assert a in svg, a
+        texts = _texts(svg)
+        assert not [x for x in texts if re.search(r"\d\.\d", x)], c.title           # no decimal point
+        assert not re.search(r"\d\.\d", c.caption.replace("r\u0304", "")), c.caption
+    ticks = [x for svg in svgs for x in _texts(svg) if re.fullmatch(r"-?\d+,\d+", x)]
+    assert ticks                                                                   # decimal comma ticks
+    assert "referencia: N/DEFF como casos" in svgs[2] and "referencia: fragmentos como casos" in svgs[2]
+    i18n.set_language("en")
+    assert charts.to_svg(charts.interval_comparison(e)) != svgs[2]

@@ -81,7 +81,7 @@ def _svgs(markup: str) -> list[str]:
 
 
 def _svg_texts(markup: str) -> list[str]:
-    return [html.unescape(t) for svg in _svgs(markup) for t in re.findall(r"<text[^>]*>(.*?)</text>", svg, re.S)]
+    return [html.unescape(t) for svg in _svgs(markup) for t in re.findall(r"<text\b[^>]*(?<!/)>(.*?)</text>", svg, re.S)]
 
 
 def _rows(markup: str, header: str) -> list[list[str]]:
