@@ -1,5 +1,7 @@
 """One answer: the headline interval follows the report's own simulation evidence."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -73,3 +75,49 @@ def test_pseudo_check_runs_and_declines_when_it_cannot_help():
     assert res.k == 20 and res.reps == 60 and "micro.cr2" in res.methods
     flat = DocTable.from_arrays([3, 4, 5], [0, 0, 0])
     assert pseudo_check(flat, population_size=None, level=0.95, seed=1) is None
+
+
+def test_headline_names_a_heuristic_finite_population_correction():
+    """The JSON marks the finite population correction of CR2 as a heuristic; the headline says so."""
+    from perdoc import i18n
+    from perdoc.estimate import FPC_HEURISTIC
+    from perdoc.notebook import headline_sentences
+    t = DocTable.from_arrays(N_D, S_D)
+    with_m = estimate(t, population_size=200, replicates=0)
+    cr2 = with_m.interval("micro", "cr2")
+    assert FPC_HEURISTIC in cr2.to_dict()["notes"]
+    h = choose_headline(with_m, None, "micro", basis="none", default=cr2)
+    title, evidence = headline_sentences(h, with_m, "micro")
+    assert "heuristic" in title and "heuristic" in evidence
+    cr1 = with_m.interval("micro", "cr1")                 # derived for it: no heuristic
+    assert FPC_HEURISTIC not in cr1.notes
+    title, evidence = headline_sentences(choose_headline(with_m, None, "micro", basis="none", default=cr1),
+                                         with_m, "micro")
+    assert "heuristic" not in title + evidence
+    without_m = estimate(t, replicates=0)                  # no population size: no correction at all
+    title, evidence = headline_sentences(choose_headline(without_m, None, "micro", basis="none",
+                                                         default=without_m.interval("micro", "cr2")), without_m, "micro")
+    assert "heuristic" not in title + evidence
+    i18n.set_language("es")
+    try:
+        title, evidence = headline_sentences(h, with_m, "micro")
+    finally:
+        i18n.set_language("en")
+    assert "heurística" in title and "intervalo de confianza" in title and "grados de libertad" in title
+    lo, hi = cr2.ci
+    assert i18n.interval(lo, hi, ".4f", lang="es") in title and "Sin comprobar por simulación" in evidence
+    assert not re.search(r"\d\.\d", title + evidence)
+
+
+def test_spanish_headline_of_a_verified_method():
+    from perdoc import i18n
+    from perdoc.notebook import headline_sentences
+    s = sim({"micro.cr2": (0.93, 0.005, 0.2, 0), "micro.cr3": (0.951, 0.005, 0.25, 0)}, recommended="micro.cr3")
+    h = choose_headline(EST, s, "micro", basis="census", default=EST.interval("micro", "cr2"))
+    i18n.set_language("es")
+    try:
+        title, evidence = headline_sentences(h, EST, "micro")
+    finally:
+        i18n.set_language("en")
+    assert "recomendado por la simulación" in evidence and "0,951" in evidence and "sobre el censo" in evidence
+    assert "CR3 (jackknife), t con K-1 grados de libertad" in title
