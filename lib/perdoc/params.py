@@ -168,6 +168,8 @@ class Study:
             d["data"]["path"] = str(self.raw["data"]["trec"]["run"])
             d["data"]["trec"] = {k: (None if v is None else str(v)) for k, v in self.raw["data"]["trec"].items()}
         d["census"] = None if self.census is None else str(self.raw["census"]["path"])
+        if d["design"].get("frame") is not None:  # as written (a report reads a copy of the file)
+            d["design"]["frame"] = str(self.raw["design"]["frame"]).strip()
         d["params_path"] = None if self.params_path is None else self.params_path.name
         d["out_of_scope"] = list(self.out_of_scope)
         return d

@@ -297,6 +297,12 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     if census is not None:
         c = facts(study.census)
         info["census"] = {"file": c["file"], "bytes": c["bytes"], "sha256": c["sha256"], "documents": census.K}
+    if getattr(study.design, "frame", None) is not None:
+        from .study import frame_path
+        fp = frame_path(study)
+        info["frame"] = ({"file": "census"} if fp is None else
+                         {k: v for k, v in facts(fp).items() if k in ("file", "bytes", "sha256")})
+        info["frame"]["documents"] = est.population_size
     if d.trec is not None:
         info["trec"] = {"measure": d.trec.measure}
         for key in ("qrels", "doc_map", "compare_run"):
@@ -796,7 +802,10 @@ def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
             tr, run=data.path, qrels=copy(tr.qrels, "qrels"), doc_map=copy(tr.doc_map, "doc_map"),
             compare_run=None if tr.compare_run is None else copy(tr.compare_run, "compare_run")))
     census = None if study.census is None else copy(study.census, "census")
-    return replace(study, data=data, census=census), shown
+    from .study import frame_path
+    frame = frame_path(study)  # design.frame's file (not the census): read once, from its copy
+    design = study.design if frame is None else replace(study.design, frame=str(copy(frame, "frame")))
+    return replace(study, data=data, census=census, design=design), shown
 
 
 class _cache_dir:
