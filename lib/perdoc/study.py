@@ -12,7 +12,7 @@ from .results import Estimates
 from .table import DocTable
 
 __all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census", "simulate_study",
-           "simulation_design", "strata_experiment", "load_study_frame"]
+           "simulation_design", "strata_experiment", "load_study_frame", "frame_path"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -76,7 +76,6 @@ def load_study_frame(study: Study, census: DocTable | None = None):
     """The frame of ``design.frame`` (:class:`perdoc.frame.Frame`), or None: ``census`` takes the
     census's documents and sizes; any other value is a file (relative to the params file) with the
     data's document column and a column ``n``."""
-    from pathlib import Path
     from .frame import Frame, read_frame
     spec = getattr(study.design, "frame", None)
     if spec is None:
@@ -84,10 +83,20 @@ def load_study_frame(study: Study, census: DocTable | None = None):
     if spec == "census":
         census = census if census is not None else load_study_census(study)
         return Frame.from_table(census, label="the census")
+    return read_frame(frame_path(study), study.data.doc or "doc")
+
+
+def frame_path(study: Study):
+    """The file of ``design.frame`` (a Path, relative paths from the params file's folder), or None
+    when there is no frame or the frame is the census."""
+    from pathlib import Path
+    spec = getattr(study.design, "frame", None)
+    if spec is None or spec == "census":
+        return None
     path = Path(spec)
     if not path.is_absolute() and study.params_path is not None:
         path = (Path(study.params_path).parent / path).resolve()
-    return read_frame(path, study.data.doc or "doc")
+    return path
 
 
 def estimate_study(study: Study, table: DocTable, frame=None) -> Estimates:
