@@ -310,3 +310,23 @@ def test_cli_simulate_frame_flag(capsys, tmp_path):
     assert code == 0, err
     d = json.loads(out)
     assert set(FRAME_METHODS) <= set(d["methods"]) and d["design"]["frame"] is True
+
+
+def test_report_reads_the_frame_once_from_its_copy(tmp_path, sample_and_frame):
+    import hashlib
+    from perdoc import report
+    from perdoc.params import load_params
+    data, frame, rows = sample_and_frame
+    p = _write(tmp_path, "p.yaml", "name: t\ndata: {path: chunks.csv, doc: doc_id, score: hit}\n"
+               "design: {population: x, frame: frame.csv}\nestimand: {kind: micro, why: chunks}\n"
+               "intervals: {replicates: 0}\n")
+    study = load_params(p)
+    snap, shown = report._snapshot(study, tmp_path / "snap")
+    assert snap.design.frame != study.design.frame and (tmp_path / "snap" / "frame" / "frame.csv").exists()
+    frame.write_text("doc_id,n\nzz,1\n")   # the user's file changes after the copy: the report reads the copy
+    analysis = report._compute_analysis(snap, shown)
+    info = analysis.input["frame"]
+    expected = hashlib.sha256(("\n".join(rows) + "\n").encode()).hexdigest()
+    assert info["file"] == "frame.csv" and info["sha256"] == expected and info["documents"] == 7
+    assert analysis.estimates.interval("micro", "frame_loglinear").estimate is not None
+    assert snap.to_dict()["design"]["frame"] == "frame.csv"
