@@ -141,6 +141,8 @@ _SHORT = {
     "frame_loglinear": ("frame, rate linear in log size", "marco, tasa lineal en log del tamaño"),
     "logit_frame_ratio": ("logit frame, ratio model", "marco logit, modelo de razón"),
     "logit_frame_loglinear": ("logit frame, rate linear in log size", "marco logit, tasa lineal en log del tamaño"),
+    "frame_rank": ("frame, rate linear in size rank", "marco, tasa lineal en el rango del tamaño"),
+    "logit_frame_rank": ("logit frame, rate linear in size rank", "marco logit, tasa lineal en el rango del tamaño"),
 }
 
 

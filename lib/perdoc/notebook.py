@@ -163,6 +163,11 @@ _LABELS_ES = {
     ("micro", "logit_frame_loglinear"): "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, "
                                         "error estándar HC2, grados de libertad de Bell-McCaffrey, escala logit, "
                                         "en [0; 1]",
+    ("micro", "frame_rank"): "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro del "
+                             "marco, error estándar HC2, grados de libertad de Bell-McCaffrey",
+    ("micro", "logit_frame_rank"): "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro "
+                                   "del marco, error estándar HC2, grados de libertad de Bell-McCaffrey, escala "
+                                   "logit, en [0; 1]",
 }
 _LABEL_PATTERNS_ES = [
     (r"bootstrap-calibrated \(prepivoted\) logit CR2, Bell-McCaffrey df, in \[0, 1\]",
