@@ -30,15 +30,20 @@ def _unbounded(c):
 
 # ---------------------------------------------------------------------- the definition, densely
 def dense(n, s, q, frame_n, trend):
+    """``trend``: None, "log" or "rank"."""
     """Prediction estimate, its variance and BM df from the K x K definitions (no closed forms)."""
     K = n.size
     icc = np.clip(np.nan_to_num(perdoc.diagnostics.icc_anova(n, s, q)), 0, 0.99)
     kap = icc / (1 - icc)
     v = n * (1 + kap * n)
     ref = frame_n.min()
-    cols = [n] + ([n * np.log(n / ref)] if trend else [])
+    if trend == "log":
+        zf = lambda x: np.log(x / ref)  # noqa: E731
+    else:  # the share of frame documents no larger, counted one by one
+        zf = lambda x: np.array([np.sum(frame_n <= v) / frame_n.size for v in x])  # noqa: E731
+    cols = [n] + ([n * zf(n)] if trend else [])
     X = np.stack(cols, axis=1)
-    FX = np.stack([frame_n] + ([frame_n * np.log(frame_n / ref)] if trend else []), axis=1).sum(0)
+    FX = np.stack([frame_n] + ([frame_n * zf(frame_n)] if trend else []), axis=1).sum(0)
     W = np.diag(1 / v)
     P = np.linalg.inv(X.T @ W @ X)
     beta = P @ X.T @ W @ s
@@ -59,7 +64,7 @@ def dense(n, s, q, frame_n, trend):
     return est, var, df
 
 
-@pytest.mark.parametrize("trend", [False, True])
+@pytest.mark.parametrize("trend", [None, "log", "rank"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_prediction_matches_dense_definition(trend, seed):
     c = _unbounded(_census(seed=seed))
@@ -100,7 +105,7 @@ def test_estimate_and_simulate_agree_exactly(kind):
     ri = rep_intervals(c, k=10, reps=25, seed=4, replicates=0, frame=True)
     checked = 0
     simulated = [m for m in FRAME_METHODS if m in ri.low]
-    assert len(simulated) == (2 if kind == "unbounded" else 4)
+    assert len(simulated) == (3 if kind == "unbounded" else 6)
     for i in range(25):
         est = perdoc.estimate(c.take(ri.index[i]), replicates=0, frame=frame)
         assert est.population_size == c.K
@@ -134,7 +139,7 @@ def test_simulate_lists_frame_methods_only_with_a_frame():
 
 
 # ---------------------------------------------------------------------- identities
-@pytest.mark.parametrize("trend", [False, True])
+@pytest.mark.parametrize("trend", [None, "log", "rank"])
 def test_every_population_document_sampled_gives_the_census_value_and_zero_variance(trend):
     c = _census(documents=40)
     r = M.frame_prediction(c.n[None], c.s[None], c.q[None], M.FrameTotals(c.n), trend=trend, alpha=0.05,
@@ -149,7 +154,7 @@ def test_every_population_document_sampled_gives_the_census_value_and_zero_varia
         assert iv.estimate == pytest.approx(c.s.sum() / c.n.sum(), rel=1e-14)
 
 
-@pytest.mark.parametrize("trend", [False, True])
+@pytest.mark.parametrize("trend", [None, "log", "rank"])
 def test_equal_sizes_reduce_to_the_ratio_estimator(trend):
     rng = np.random.default_rng(2)
     Mdocs = 200
@@ -168,7 +173,7 @@ def test_trend_not_identified_when_every_sampled_size_is_equal():
     n = np.array([1.0, 2, 4, 4, 4, 4, 8, 16])
     s = np.array([0.0, 1, 1, 2, 3, 1, 4, 9])
     idx = np.array([2, 3, 4, 5])
-    r = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None], M.FrameTotals(n), trend=True, alpha=0.05,
+    r = M.frame_prediction(n[idx][None], s[idx][None], s[idx][None], M.FrameTotals(n), trend="log", alpha=0.05,
                            bounded=True)
     assert r["code"][0] == r["logit_code"][0] == M.NOT_IDENTIFIED and np.isnan(r["low"][0])
     t = perdoc.DocTable.from_arrays(n[idx], s[idx], s[idx], np.array(["c", "d", "e", "f"]))
@@ -280,17 +285,20 @@ def test_params_design_frame(tmp_path, sample_and_frame, capsys):
 
 # ---------------------------------------------------------------------- coverage (seeded, slow)
 @pytest.mark.slow
-def test_loglinear_covers_where_sample_only_intervals_miss():
+def test_size_trend_covers_where_sample_only_intervals_miss():
     """A census whose long documents score higher (size-rate correlation +0.5): CR2 misses on one side;
-    the prediction with a trend in log size holds the nominal level within Monte Carlo error."""
+    the predictions with a trend in size (log size, rank in the frame) hold the nominal level within
+    Monte Carlo error, and the ratio model, blind to the trend, does not."""
     c = synthetic_census(size_sigma=1.5, icc=0.2, base_rate=0.3, size_rate_corr=0.5, documents=1000,
                          median_size=4, seed=11)
     res = simulate(c, k=20, reps=1500, seed=7, replicates=0, frame=True)
     cr2 = res.methods["micro.cr2"]
-    ll = res.methods["micro.logit_frame_loglinear"]
     assert cr2["coverage"] < 0.9 and cr2["miss_low"] > 5 * cr2["miss_high"]
-    assert ll["coverage"] >= 0.95 - 2 * ll["mc_se"]
-    assert res.recommended["micro"] in ("micro.frame_loglinear", "micro.logit_frame_loglinear")
+    for m in ("micro.logit_frame_loglinear", "micro.logit_frame_rank"):
+        assert res.methods[m]["coverage"] >= 0.95 - 2 * res.methods[m]["mc_se"], m
+    assert res.methods["micro.logit_frame_ratio"]["coverage"] < 0.85
+    assert res.recommended["micro"] in ("micro.frame_loglinear", "micro.logit_frame_loglinear", "micro.frame_rank",
+                                        "micro.logit_frame_rank")
 
 
 def test_cli_simulate_frame_flag(capsys, tmp_path):

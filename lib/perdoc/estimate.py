@@ -62,8 +62,8 @@ def estimate(table: DocTable, *, level: float = 0.95, population_size: int | Non
         Seed of the bootstrap's random generator (numpy ``default_rng``).
     frame : perdoc.frame.Frame, optional
         The size of every population document (:func:`perdoc.frame.read_frame`). Adds the
-        frame-aware micro methods ``frame_ratio``, ``frame_loglinear`` and their logit-scale
-        ``logit_frame_ratio``, ``logit_frame_loglinear`` (a metric bounded in [0, 1];
+        frame-aware micro methods ``frame_ratio``, ``frame_loglinear``, ``frame_rank`` and their
+        logit-scale ``logit_frame_*`` (a metric bounded in [0, 1];
         :func:`perdoc.methods.frame_prediction`); ``population_size`` defaults to the frame's
         number of documents (and must equal it when given). Every sampled document must be in the
         frame with the same size.
@@ -356,6 +356,9 @@ class _Ctx:
         "micro.logit_frame_ratio": "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]",
         "micro.logit_frame_loglinear": ("frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df, "
                                         "logit scale, in [0, 1]"),
+        "micro.frame_rank": "frame: prediction, rate linear in the size's rank in the frame, HC2 se, Bell-McCaffrey df",
+        "micro.logit_frame_rank": ("frame: prediction, rate linear in the size's rank in the frame, HC2 se, "
+                                   "Bell-McCaffrey df, logit scale, in [0, 1]"),
     }
 
     def _reason(self, name: str, code: int, est: float) -> str | None:

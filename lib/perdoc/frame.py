@@ -3,7 +3,8 @@
 Scoring is what costs; chunking the whole corpus is cheap, so the number of chunks of every
 population document (sampled or not) is usually known. With it, the micro mean can be estimated by
 prediction from the sample to the unsampled documents of known size (the frame-aware methods
-``micro.frame_ratio`` and ``micro.frame_loglinear``, :func:`perdoc.methods.frame_prediction`).
+``micro.frame_ratio``, ``micro.frame_loglinear``, ``micro.frame_rank`` and their logit-scale
+``micro.logit_frame_*``, :func:`perdoc.methods.frame_prediction`).
 
 A frame is read from a CSV, TSV, JSON Lines or Parquet file with one row per population document:
 the document id column (named as the data's, ``--doc``) and a column ``n`` with its number of

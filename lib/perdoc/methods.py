@@ -483,16 +483,21 @@ NOT_IDENTIFIED = 10  # the size trend cannot be estimated: every sampled documen
 #: The frame-aware micro methods (:func:`frame_methods`): available when the sizes of every
 #: population document are known. ``frame_*``: t interval; ``logit_frame_*``: t on the logit scale
 #: (a metric bounded in [0, 1]), as ``cr2`` and ``logit_cr2``.
-FRAME_METHODS = ("frame_ratio", "frame_loglinear", "logit_frame_ratio", "logit_frame_loglinear")
+FRAME_METHODS = ("frame_ratio", "frame_loglinear", "frame_rank", "logit_frame_ratio", "logit_frame_loglinear",
+                 "logit_frame_rank")
+#: The size trend of each frame-aware estimator (:func:`frame_prediction`): none (ratio model), the
+#: log of the size, or the size's rank in the frame.
+FRAME_TRENDS = {"frame_ratio": None, "frame_loglinear": "log", "frame_rank": "rank"}
 
 
 class FrameTotals:
     """What the frame-aware methods need from the sizes ``n`` of every population document: ``M``
-    documents, ``N = sum n``, ``N2 = sum n^2``, ``NZ = sum n z`` with ``z = log(n / ref)`` and ``ref``
-    the smallest size (so ``z = 0`` exactly when every size is equal, ``flat``). Sums by
-    :func:`math.fsum` (correctly rounded)."""
+    documents, ``N = sum n``, ``N2 = sum n^2`` and, per size trend, ``NZ[trend] = sum n z``: for
+    ``log``, ``z = log(n / ref)`` with ``ref`` the smallest size (so ``z = 0`` exactly when every size
+    is equal, ``flat``); for ``rank``, ``z`` = the share of frame documents whose size is at most ``n``
+    (the frame's size distribution function, in (0, 1]). Sums by :func:`math.fsum` (correctly rounded)."""
 
-    __slots__ = ("M", "N", "N2", "NZ", "ref", "flat")
+    __slots__ = ("M", "N", "N2", "NZ", "ref", "flat", "sorted")
 
     def __init__(self, sizes):
         import math
@@ -502,14 +507,24 @@ class FrameTotals:
         self.flat = bool(np.all(n == n[0]))
         self.N = math.fsum(n.tolist())
         self.N2 = math.fsum((n * n).tolist())
-        self.NZ = math.fsum((n * np.log(n / self.ref)).tolist())
+        self.sorted = np.sort(n)
+        self.NZ = {trend: math.fsum((n * self.z(n, trend)).tolist()) for trend in ("log", "rank")}
+
+    def z(self, n, trend: str):
+        """The trend variable of sizes ``n`` (any shape)."""
+        n = np.asarray(n, dtype=float)
+        if trend == "log":
+            return np.log(n / self.ref)
+        return np.searchsorted(self.sorted, n, side="right") / float(self.M)
 
 
-def frame_prediction(n, s, q, totals: FrameTotals, *, trend: bool, alpha: float, bounded=False, k: int = 0):
+def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: float, bounded=False, k: int = 0):
     """Prediction (model-based) estimator of the micro mean with the frame's sizes, batch over ``(..., K)``.
 
-    Working model for the score sum of a document: ``s_d = n_d (b_0 + b_1 z_d) + e_d`` with
-    ``z_d = log(n_d / ref)`` (``trend``; without it ``b_1 = 0``, the ratio model), ``E e_d = 0`` and
+    Working model for the score sum of a document: ``s_d = n_d (b_0 + b_1 z_d) + e_d`` with the size
+    trend ``z_d`` (``trend``: ``"log"``, ``log(n_d / ref)``; ``"rank"``, the share of frame documents
+    no larger than d, which a random sample spreads over (0, 1], so predicting the longest unsampled
+    documents extrapolates little; None: ``b_1 = 0``, the ratio model), ``E e_d = 0`` and
     ``Var e_d = sigma^2 v_d``, ``v_d = n_d (1 + kappa n_d)``: chunk-level noise plus a between-document
     part, ``kappa = rho / (1 - rho)`` from the sample's ANOVA intra-class correlation ``rho``
     (:func:`perdoc.diagnostics.icc_anova`, clipped to [0, 0.99]; 0 without ``q``). ``b`` by weighted
@@ -553,16 +568,16 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: bool, alpha: float,
     t1 = np.zeros(shape) if everyone else totals.N - NS   # chunks of the unsampled documents
     a11 = np.sum(n * n * w, axis=-1)
     b1 = np.sum(n * s * w, axis=-1) / a11
-    use_trend = trend and not totals.flat
+    use_trend = trend is not None and not totals.flat
     if use_trend:
-        z = np.log(n / totals.ref)
+        z = totals.z(n, trend)
         zbar = np.sum(n * n * w * z, axis=-1) / a11          # weighted mean: x2 is orthogonal to n
         x2 = n * (z - zbar[..., None])
         a22 = np.sum(x2 * x2 * w, axis=-1)
         same = np.all(z == z[..., :1], axis=-1)
         a22g = np.where(same, 1.0, a22)
         b2 = np.where(same, 0.0, np.sum(x2 * s * w, axis=-1) / a22g)
-        t2 = np.zeros(shape) if everyone else (totals.NZ - np.sum(n * z, axis=-1)) - zbar * t1
+        t2 = np.zeros(shape) if everyone else (totals.NZ[trend] - np.sum(n * z, axis=-1)) - zbar * t1
     else:
         x2 = np.zeros_like(n)
         same = np.zeros(shape, dtype=bool)
@@ -622,7 +637,7 @@ def frame_methods(n, s, q, totals: FrameTotals, *, alpha: float, bounded=False, 
     on the true scale (``true_scale``), NOT_APPLICABLE where the metric is not ``bounded``."""
     out = {}
     bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), np.shape(n)[:-1])
-    for name, trend in (("frame_ratio", False), ("frame_loglinear", True)):
+    for name, trend in FRAME_TRENDS.items():
         r = frame_prediction(n, s, q, totals, trend=trend, alpha=alpha, bounded=bounded, k=k)
         extra = {"slope": r["slope"], "kappa": r["kappa"]}
         out[f"micro.{name}"] = MethodResult(r["estimate"], r["low"], r["high"], r["code"], se=r["se"], df=r["df"],

@@ -21,7 +21,7 @@ Under a stratified or two-stage design the design-based interval (``design``) le
 in the params, a report leads with what its own simulation supports instead (perdoc.report).
 
 A frame (the size of every population document) adds the frame-aware micro methods
-(``frame_ratio``, ``frame_loglinear`` and their logit-scale ``logit_frame_*``,
+(``frame_ratio``, ``frame_loglinear``, ``frame_rank`` and their logit-scale ``logit_frame_*``,
 :func:`perdoc.methods.frame_prediction`) but does not change the default: on the panel's
 heavy-inequality censuses no single one of them reaches 0.94 at a width within 1.25 x CR2's
 everywhere (the ratio model misses badly when long documents score differently; the trend in log

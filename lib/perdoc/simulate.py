@@ -209,8 +209,8 @@ def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float
         ``progress(done, total)`` after each block of repetitions.
     frame : bool
         The sizes of every population document are known (the census is the frame): adds the
-        frame-aware micro methods (``micro.frame_ratio``, ``micro.frame_loglinear`` and, for a metric
-        bounded in [0, 1], their logit-scale ``micro.logit_frame_ratio``, ``micro.logit_frame_loglinear``;
+        frame-aware micro methods (``micro.frame_ratio``, ``micro.frame_loglinear``, ``micro.frame_rank``
+        and, for a metric bounded in [0, 1], their logit-scale ``micro.logit_frame_*``;
         :func:`perdoc.methods.frame_prediction`) under simple random sampling, as
         ``perdoc.estimate(sample, frame=...)`` computes them.
 
