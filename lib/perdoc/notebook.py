@@ -37,11 +37,13 @@ def _display_html(markup: str) -> None:
 
 
 def show_chart(chart) -> None:
-    """Display a :class:`perdoc.charts.Chart` as inline SVG with its caption (offline, no script)."""
-    from .charts import to_svg
+    """Display a :class:`perdoc.charts.Chart` as inline SVG with its caption (offline, no script).
+
+    The chart renders itself (:meth:`perdoc.charts.Chart.to_svg`), so this module does not import
+    :mod:`perdoc.charts`, which takes its method labels and translated notes from here."""
     if chart is None:
         return
-    svg = to_svg(chart.chart)
+    svg = chart.to_svg()
     _display_html(f'<figure class="perdoc-figure" aria-label="{esc(chart.title)}">{svg}'
                   f'<figcaption class="perdoc-caption">{esc(chart.caption)}</figcaption></figure>')
 
