@@ -10,6 +10,8 @@ import pytest
 import perdoc
 from perdoc import methods as M
 from perdoc.cli import main
+from perdoc import DocTable, estimate
+from perdoc.policy import default_method
 from perdoc.errors import InputError, ParameterError
 from perdoc.frame import Frame, read_frame
 from perdoc.simulate import rep_intervals, simulate
@@ -338,3 +340,31 @@ def test_report_reads_the_frame_once_from_its_copy(tmp_path, sample_and_frame):
     assert info["file"] == "frame.csv" and info["sha256"] == expected and info["documents"] == 7
     assert analysis.estimates.interval("micro", "frame_loglinear").estimate is not None
     assert snap.to_dict()["design"]["frame"] == "frame.csv"
+
+
+def test_policy_with_a_frame_the_rank_prediction_leads_from_ten_documents():
+    from perdoc.policy import FRAME_MIN_K
+    c = synthetic_census(size_sigma=1.5, size_rate_corr=0.5, documents=300, seed=4)
+    frame = Frame.from_table(c)
+    rng = np.random.default_rng(1)
+    big = c.take(rng.choice(c.K, FRAME_MIN_K + 5, replace=False))
+    small = c.take(rng.choice(c.K, FRAME_MIN_K - 2, replace=False))
+    assert default_method(estimate(big, replicates=0, frame=frame), "micro") == "logit_frame_rank"
+    assert default_method(estimate(big, replicates=0), "micro") == "logit_cr2"        # no frame
+    assert default_method(estimate(small, replicates=0, frame=frame), "micro") == "logit_cr2"
+    d = estimate(big, replicates=0, frame=frame).to_dict()
+    assert d["micro"]["logit_frame_rank"]["role"] == "primary" and d["micro"]["logit_cr2"]["role"] == "alternative"
+    # an unbounded score: the t interval of the same prediction
+    u = DocTable.from_arrays(big.n, 3 * big.s - big.n, 9 * big.q - 6 * big.s + big.n, big.doc,
+                             source={"metric": "score"})
+    assert default_method(estimate(u, replicates=0, frame=frame), "micro") == "frame_rank"
+
+
+def test_policy_frame_rank_gives_way_when_it_has_no_interval():
+    n = np.r_[np.full(12, 4.0), np.arange(1.0, 30.0)]
+    s = np.zeros(n.size)
+    frame = Frame.from_arrays([f"d{i}" for i in range(n.size)], n)
+    t = DocTable.from_arrays(n[:12], s[:12], s[:12], np.array([f"d{i}" for i in range(12)]))
+    est = estimate(t, replicates=0, frame=frame)    # every sampled document has the same size (and rate 0)
+    assert est.interval("micro", "logit_frame_rank").ci is None
+    assert default_method(est, "micro") == "cr2"
