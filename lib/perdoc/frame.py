@@ -46,7 +46,8 @@ class Frame:
         try:
             n = np.asarray(n, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label} must hold numbers (chunks per document)") from None
+            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label} must hold numbers (chunks per "
+                             "document)") from None
         if doc.shape != n.shape:
             raise InputError(f"{label}: one id per size is needed (got {doc.size} ids and {n.size} sizes)")
         if n.size < 2:
