@@ -166,9 +166,9 @@ def test_shapes_types_and_scipy_outside_the_domain():
     df = np.array([np.inf, 0.1, np.nan, 5.0, 5.0, 2e10])
     q = np.array([0.975, 0.975, 0.5, 0.0, 1.0, 0.3])
     np.testing.assert_array_equal(s.stdtrit(df, q), sp.stdtrit(df, q))
-    a = np.array([0.001, 2.0, 0.0136, 5.0])
-    b = np.array([2.0, 1e9, 32074.6, 5.0])
-    qb = np.array([0.3, 0.3, 2.83e-5, np.nan])   # the third underflows: scipy's smallest normal
+    a = np.array([0.001, 2.0, 0.0136, 5.0, 0.0, 4.0, 0.0])
+    b = np.array([2.0, 1e9, 32074.6, 5.0, 7.0, 0.0, 0.0])
+    qb = np.array([0.3, 0.3, 2.83e-5, np.nan, 0.025, 0.975, 0.5])   # the third underflows: scipy's smallest normal
     np.testing.assert_array_equal(s.betaincinv(a, b, qb), sp.betaincinv(a, b, qb))
     np.testing.assert_array_equal(s.ndtri(np.array([0.0, 1.0, np.nan, 1e-320])),
                                   sp.ndtri(np.array([0.0, 1.0, np.nan, 1e-320])))
@@ -191,6 +191,11 @@ def test_estimate_from_the_command_line_does_not_import_scipy(tmp_path):
                        env={"PYTHONPATH": str(LIB), "PATH": "/usr/bin:/bin"}, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr
+    # no hit at all (Clopper-Pearson's zero parameter) does not need scipy either
+    data.write_text("doc_id,hit\n" + "".join(f"d{d},0\n" for d in range(6) for _ in range(3)))
+    r0 = subprocess.run([sys.executable, "-c", code, str(data)], capture_output=True, text=True,
+                        env={"PYTHONPATH": str(LIB), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert r0.returncode == 0 and r0.stderr.strip().splitlines()[-1] == "[]", r0.stderr
     d = json.loads(r.stdout)
     # and the numbers are those scipy would give, to 1e-13
     cr2 = d["micro"]["cr2"]

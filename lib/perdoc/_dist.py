@@ -11,6 +11,7 @@ that domain (NaN, infinities, extreme parameters) and every other attribute (``s
 to ``scipy.special``, imported on first use. The scalar functions below take the same routes.
 """
 
+import math
 import threading
 
 import numpy as np
@@ -39,8 +40,8 @@ def _sp():
 # including NaN, infinities and the ends of the ranges, goes to scipy, element by element.
 _Q_MIN, _Q_MAX = 1e-300, 1.0 - 2.0 ** -53
 _DF_MIN, _DF_MAX = 0.5, 1e10
-_AB_MIN, _AB_MAX = 0.1, 1e8   # below 0.1 a beta quantile magnifies the error of I_x(a, b) 1/a times
-_X_MIN = 1e-280   # a beta quantile below this (near underflow) is left to scipy
+_AB_MIN, _AB_MAX = 0.05, 1e8   # below this a beta quantile magnifies the error of I_x(a, b) 1/a times
+_X_MIN = 1e-280   # a beta quantile below this (near underflow) is left to scipy; 1.0 is kept
 
 
 def _q_in(q):
@@ -55,12 +56,29 @@ def _stdtrit_in(df, q):
     return (df >= _DF_MIN) & (df <= _DF_MAX) & _q_in(q)
 
 
+def _ab_in(a):
+    return ((a >= _AB_MIN) & (a <= _AB_MAX)) | (a == 0.0)
+
+
 def _betaincinv_in(a, b, q):
-    return (a >= _AB_MIN) & (a <= _AB_MAX) & (b >= _AB_MIN) & (b <= _AB_MAX) & _q_in(q)
+    # a zero parameter (Clopper-Pearson with no hit, or every chunk a hit) has no quantile: NaN
+    return _ab_in(a) & _ab_in(b) & _q_in(q)
 
 
-def _betaincinv_out(x):
-    return (x >= _X_MIN) & (x < 1.0)
+def _betaincinv_out(x, a, b, q):
+    return ((x >= _X_MIN) & (x <= 1.0)) | ((a == 0.0) | (b == 0.0))
+
+
+def _betaincinv(a, b, q):
+    return math.nan if a == 0.0 or b == 0.0 else _quantiles.betaincinv(a, b, q)
+
+
+def _v_betaincinv(a, b, q):
+    out = np.full(a.shape, np.nan)
+    k = (a != 0.0) & (b != 0.0)
+    if k.any():
+        out[k] = _quantiles.v_betaincinv(a[k], b[k], q[k])
+    return out
 
 
 _FLOAT = np.dtype(np.float64)
@@ -90,7 +108,7 @@ def _own(name, scalar, vector, inside, args, kwargs, valid=None):
                     vals = vector(*(np.ascontiguousarray(uniq[:, j]) for j in range(len(sub))))[inv.ravel()]
                 out[ok] = vals
                 if valid is not None:
-                    ok[ok] = valid(vals)
+                    ok[ok] = valid(vals, *sub)
             if not ok.all():
                 out[~ok] = getattr(_sp(), name)(*(c[~ok] for c in cols))
             if not shape:
@@ -116,7 +134,7 @@ class _Special:
 
     @staticmethod
     def betaincinv(a, b, q, **kwargs):
-        return _own("betaincinv", _quantiles.betaincinv, _quantiles.v_betaincinv, _betaincinv_in,
+        return _own("betaincinv", _betaincinv, _v_betaincinv, _betaincinv_in,
                     (a, b, q), kwargs, valid=_betaincinv_out)
 
 

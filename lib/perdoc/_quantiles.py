@@ -174,7 +174,9 @@ def _prefactor(a: float, b: float, x: float, y: float) -> float:
         small, big = (a, b) if a < b else (b, a)
         lbeta = math.lgamma(small) + _log_gamma_ratio(small, big)
     else:
-        lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+        # both below 10: powers and gamma functions directly (no log whose rounding a small
+        # exponent would magnify in the quantile)
+        return math.pow(x, a) * math.pow(y, b) * (math.gamma(a + b) / (math.gamma(a) * math.gamma(b)))
     return math.exp(a * _log_x(x, y) + b * _log_x(y, x) - lbeta)
 
 
@@ -488,6 +490,12 @@ def _m(f, arr):
     return np.fromiter(map(f, arr.tolist()), dtype=np.float64, count=arr.size)
 
 
+def _m2(f, a1, a2):
+    """``math`` function ``f`` of two arguments element by element."""
+    np = _numpy()
+    return np.fromiter(map(f, a1.tolist(), a2.tolist()), dtype=np.float64, count=a1.size)
+
+
 def _v_rlog1(e):
     np = _numpy()
     out = np.empty_like(e)
@@ -571,8 +579,8 @@ def _v_prefactor(a, b, x, y):
     none = ~both & ~one
     if none.any():
         aa, bb, xx, yy = a[none], b[none], x[none], y[none]
-        lbeta = _m(math.lgamma, aa) + _m(math.lgamma, bb) - _m(math.lgamma, aa + bb)
-        out[none] = _m(math.exp, aa * _v_log_x(xx, yy) + bb * _v_log_x(yy, xx) - lbeta)
+        out[none] = (_m2(math.pow, xx, aa) * _m2(math.pow, yy, bb)
+                     * (_m(math.gamma, aa + bb) / (_m(math.gamma, aa) * _m(math.gamma, bb))))
     return out
 
 
