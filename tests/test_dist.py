@@ -49,7 +49,7 @@ def close_or_better(mine, ref, residual, what):
     assert rm <= rr * (1 + 1e-6) + 1e-300, f"{what}: perdoc {mine!r}, scipy {ref!r}, residuals {rm!r} vs {rr!r}"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True)
 @given(q=st.one_of(probs, log_uniform(1e-300, 1e-12)))
 def test_norm_quantile(q):
     mine = _dist.special().ndtri(q)
@@ -69,7 +69,7 @@ def t_residual(df, q):
     return lambda t: abs(sp.stdtr(df, -t) - (1 - q)) / (1 - q)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600, deadline=None, derandomize=True)
 @given(df=dfs, q=probs)
 def test_t_quantile(df, q):
     mine = _dist.special().stdtrit(df, q)
@@ -83,13 +83,27 @@ def beta_residual(a, b, q):
     return lambda x: abs(sp.betaincc(a, b, x) - (1 - q)) / (1 - q)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600, deadline=None, derandomize=True)
 @given(a=shapes, b=shapes, q=probs)
 def test_beta_quantile(a, b, q):
     mine = _dist.special().betaincinv(a, b, q)
     ref = sp.betaincinv(a, b, q)
     close_or_better(mine, ref, beta_residual(a, b, q), f"betaincinv({a!r}, {b!r}, {q!r})")
     assert _dist.beta_ppf(q, a, b) == float(mine)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(df=dfs, a=shapes, b=shapes, q=probs)
+def test_distribution_functions(df, a, b, q):
+    # the incomplete beta behind every quantile, and the t distribution function, at the points
+    # where scipy puts its own quantiles (1e-12, 2e-11 in tails below 1e-6: scipy's betainc is
+    # itself 4.5e-13 off in places, and which of the two is off in the far tails is not settled here)
+    rel = 1e-12 if 1e-6 < q < 1 - 1e-6 else 2e-11
+    t = sp.stdtrit(df, q)
+    assert _quantiles.stdtr(df, t) == pytest.approx(sp.stdtr(df, t), rel=rel, abs=0)
+    x = sp.betaincinv(a, b, q)
+    if 1e-280 < x < 1.0:
+        assert _quantiles.betainc(a, b, x) == pytest.approx(sp.betainc(a, b, x), rel=rel, abs=1e-300)
 
 
 @pytest.mark.parametrize("df, q", [(99999.0, 0.975), (37513.26864708, 0.975), (2360.10651779, 0.975),

@@ -1,25 +1,30 @@
-"""Scalar normal, Student t and beta distribution functions in pure Python (no scipy).
+"""Normal, Student t and beta distribution functions without scipy: pure-Python scalar forms, and
+numpy array forms (``v_*``) that give the same bits.
 
 The command line computes a few dozen quantiles per run; importing ``scipy.special`` for them costs
 more than the computations themselves (0.1-0.15 s). These functions agree with ``scipy.special``
-(``ndtri``, ``stdtr``, ``stdtrit``, ``betainc``, ``betaincinv``) to about 1e-14 relative for
-finite arguments in range (``tests/test_dist.py`` checks it over wide ranges of the parameters).
+(``ndtri``, ``stdtr``, ``stdtrit``, ``betainc``, ``betaincinv``) to 1e-13 relative or better
+(where they differ more, scipy is the one off) for finite arguments in range: ``tests/test_dist.py``
+checks it over wide ranges of the parameters.
 
 Methods:
 
 - normal quantile: Wichura's AS 241 (PPND16), then one Halley step on the ``erfc``-based
   distribution function;
-- regularized incomplete beta ``I_x(a, b)``: the continued fraction of DiDonato and Morris (the one
-  of Numerical Recipes' ``betacf``, evaluated by the modified Lentz method) on the side of the mean
-  where it converges fast, with the factor ``x^a (1-x)^b / B(a, b)`` computed as in TOMS 708
-  (``brcomp``: Stirling's series and ``x - log(1 + x)``, no cancellation for large ``a`` and ``b``);
+- regularized incomplete beta ``I_x(a, b)``: the classical continued fraction (Abramowitz and
+  Stegun 26.5.8, Numerical Recipes' ``betacf``; its depth found by the modified Lentz method) on
+  the side of the mean where it converges fast, evaluated backward where ``x`` is near 1 and ``a``
+  large; the factor ``x^a (1-x)^b / B(a, b)`` as in TOMS 708 (``brcomp``: Stirling's series and
+  ``x - log(1 + x)``, no cancellation for large ``a`` and ``b``), with powers and gamma functions
+  when both parameters are below 10;
 - beta quantile: safeguarded Newton iterations on ``log(x / (1 - x))`` for the log of the tail
   probability, from the AS 109 starting value, then a Newton step in ``x``;
 - Student t: ``P(|T| > t) = I_{df/(df+t^2)}(df/2, 1/2)``, so the t quantile is a beta quantile;
   the starting value is Hill's (1970) approximation.
 
-Each function takes and returns Python floats and expects finite, in-range arguments
-(``0 < q < 1``, positive parameters); callers send everything else to scipy.
+The scalar functions take and return Python floats, the array forms 1-d float64 arrays; all expect
+finite, in-range arguments (``0 < q < 1``, positive parameters): ``perdoc._dist`` sends everything
+else to scipy.
 """
 
 from __future__ import annotations
