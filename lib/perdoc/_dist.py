@@ -88,7 +88,6 @@ def _own(name, scalar, vector, inside, args, kwargs, valid=None):
     """``scipy.special.<name>(*args)`` computed by perdoc's own ``scalar`` (up to :data:`SMALL`
     elements) or ``vector`` function (same results, bit for bit) where every argument is inside
     the checked domain, and by scipy elsewhere (and for keyword arguments or other dtypes)."""
-    sp_fn = None
     if not kwargs:
         try:
             arrs = [np.asarray(a) for a in args]
