@@ -329,3 +329,89 @@ def test_ibis_pair_errors_like_duckdb(case):
     ref = _message(load_pairs, df, "doc", "x", "y", **kw)
     got = _message(load_pairs, ibis.memtable(df), "doc", "x", "y", **kw)
     assert got.replace("the duckdb table", "the DataFrame") == ref
+
+
+# ---------------------------------------------------------------------- Spark Connect (a real server)
+SPARK_CONNECT_SERVER = r"""
+import os, sys
+from pyspark.sql import SparkSession
+session = (SparkSession.builder.remote("local[2]")
+           .config("spark.connect.grpc.binding.port", sys.argv[1])
+           .config("spark.ui.enabled", "false").getOrCreate())
+sys.stdin.read()          # serve until the test closes our standard input
+session.stop()
+"""
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def spark_connect_url(tmp_path_factory):
+    """A Spark Connect server in its own process (its own JVM), as a cluster's would be; the URL
+    carries the server's authentication token, as SPARK_REMOTE does for a real cluster."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    why = _spark_missing()
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        why = why or "the Spark Connect client is not installed: pip install 'perdoc[spark]' (pyspark[connect])"
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Spark Connect tests cannot run under CI: {why}")
+        pytest.skip(why)
+    port, token = _free_port(), "perdoc-test-token"
+    log = tmp_path_factory.mktemp("spark-connect") / "server.log"
+    env = {**os.environ, "SPARK_CONNECT_AUTHENTICATE_TOKEN": token}
+    env.pop("SPARK_REMOTE", None)
+    with open(log, "wb") as out:
+        server = subprocess.Popen([sys.executable, "-c", SPARK_CONNECT_SERVER, str(port)], stdin=subprocess.PIPE,
+                                  stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the Spark Connect server did not start: {log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        url = f"sc://localhost:{port}/;token={token}"   # a token needs TLS except on localhost
+        # the port opens before the server's Spark session is ready: wait for a query to answer
+        probe = ("import sys; from pyspark.sql import SparkSession; "
+                 "sys.exit(SparkSession.builder.remote(sys.argv[1]).getOrCreate().range(3).count() != 3)")
+        while subprocess.run([sys.executable, "-c", probe, url], capture_output=True, timeout=120).returncode:
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the Spark Connect server does not answer: {log.read_text()[-2000:]}")
+            time.sleep(1)
+        yield url
+    finally:
+        server.stdin.close()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def test_spark_connect_estimate_equals_duckdb(spark_connect_url, files):
+    """`--engine spark` with SPARK_REMOTE set aggregates on the remote server (Spark Connect) and gives
+    the JSON DuckDB gives, but for the engine's name."""
+    import subprocess
+    import sys
+    args = ["estimate", str(files["parquet"]), "--doc", "doc", "--score", "frac", "--replicates", "99", "--json"]
+    ref = _cli_json(*args)
+    env = {**os.environ, "SPARK_REMOTE": spark_connect_url}
+    run = subprocess.run([sys.executable, "-m", "perdoc.cli", *args, "--engine", "spark"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout)
+    assert got["input"].pop("engine") == "pyspark"
+    assert got == ref

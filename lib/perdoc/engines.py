@@ -57,8 +57,12 @@ def as_ibis(source):
     if mod.startswith("pyspark."):
         try:
             con = ibis.pyspark.connect(source.sparkSession)
-        except Exception as e:  # the backend's extra is missing
+        except ImportError as e:  # the backend's extra is missing
             raise ParameterError(f"cannot aggregate the Spark DataFrame with Ibis: {e}; {SPARK_INSTALL}") from None
+        except Exception as e:  # the session or the cluster refused: say what it said, in one line
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            from ._rows import _short
+            raise ParameterError(f"cannot aggregate the Spark DataFrame with Ibis: {_short(first, 200)}") from None
         name = f"perdoc_{uuid.uuid4().hex[:12]}"
         source.createOrReplaceTempView(name)
         return con.table(name)
