@@ -22,7 +22,7 @@ import math
 import re
 
 __all__ = ["LANGUAGES", "set_language", "get_language", "L", "num", "pct", "integer", "keep_cell",
-           "language_tag", "check_language", "interval", "numbers_in"]
+           "language_tag", "check_language", "interval", "numbers_in", "signed"]
 
 LANGUAGES = {"en": "English", "es": "Español"}
 _BABEL_LOCALE = {"en": "en_US", "es": "es_ES"}
@@ -88,7 +88,7 @@ def _spanish(text: str) -> str:
         mant = mant[:-1]
     sign = ""
     if mant[:1] in "+-":
-        sign, mant = ("" if mant[0] == "+" else minus), mant[1:]
+        sign, mant = ("+" if mant[0] == "+" else minus), mant[1:]
     whole, _, frac = mant.partition(".")
     whole = whole.replace(",", "")
     if whole.isdigit() and len(whole) > 4:   # Spanish groups digits only from five on (RAE; CLDR es)
@@ -134,6 +134,11 @@ def numbers_in(text: str, lang: str | None = None) -> str:
     if (lang or _current) != "es":
         return text
     return _NUMBER.sub(lambda m: _spanish(m.group(0)), text)
+
+
+def signed(x, spec: str = ".4f", none: str = "—", lang: str | None = None) -> str:
+    """A difference with its sign always shown: ``+0.0084`` / ``+0,0084``."""
+    return num(x, "+" + spec.lstrip("+"), none=none, lang=lang)
 
 
 def interval(low, high, spec: str = ".4f", lang: str | None = None) -> str:

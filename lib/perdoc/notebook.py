@@ -135,71 +135,13 @@ def fmt(x, spec: str = ".4g", none: str = "—") -> str:
 
 
 # ------------------------------------------------------------------- the library's English text
-_LABELS_ES = {
-    ("micro", "cr1"): "CR1, t con K-1 grados de libertad",
-    ("micro", "cr2"): "CR2, grados de libertad de Bell-McCaffrey",
-    ("micro", "cr2_ik"): "CR2, grados de libertad de Imbens-Kolesar",
-    ("micro", "cr3"): "CR3 (jackknife), t con K-1 grados de libertad",
-    ("micro", "jackknife_bc"): "razón corregida por sesgo (jackknife), error estándar jackknife, t con K-1 grados "
-                               "de libertad",
-    ("micro", "korn_graubard"): "Korn-Graubard (beta), en [0; 1]",
-    ("micro", "logit"): "logit, en [0; 1]",
-    ("micro", "wilson"): "Wilson con n efectivo, en [0; 1]",
-    ("micro", "logit_cr2"): "escala logit, error estándar CR2, grados de libertad de Bell-McCaffrey, en [0; 1]",
-    ("micro", "atanh_cr2"): "escala atanh, error estándar CR2, grados de libertad de Bell-McCaffrey, en [-1; 1]",
-    ("micro", "bootstrap_t"): "bootstrap-t: remuestreo (bootstrap) por documento, CR1 de cada réplica",
-    ("micro", "percentile"): "percentiles del remuestreo (bootstrap) por documento",
-    ("macro", "percentile"): "percentiles del remuestreo (bootstrap) por documento",
-    ("micro", "bootstrap_t_logit"): "bootstrap-t en escala logit: remuestreo (bootstrap) por documento, CR1 de "
-                                    "cada réplica, en [0; 1]",
-    ("micro", "wald_iid"): "Wald iid (fragmentos como casos)",
-    ("micro", "wald_eff_n"): "Wald, n efectivo = N/DEFF",
-    ("macro", "t"): "t sobre las tasas por documento, K-1 grados de libertad",
-    ("macro", "bootstrap_t"): "bootstrap-t: remuestreo (bootstrap) por documento, sd/sqrt(K) de cada réplica",
-    ("micro", "frame_ratio"): "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de "
-                              "libertad de Bell-McCaffrey",
-    ("micro", "frame_loglinear"): "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error "
-                                  "estándar HC2, grados de libertad de Bell-McCaffrey",
-    ("micro", "logit_frame_ratio"): "marco muestral: predicción con el modelo de razón, error estándar HC2, grados "
-                                    "de libertad de Bell-McCaffrey, escala logit, en [0; 1]",
-    ("micro", "logit_frame_loglinear"): "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, "
-                                        "error estándar HC2, grados de libertad de Bell-McCaffrey, escala logit, "
-                                        "en [0; 1]",
-    ("micro", "frame_rank"): "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro del "
-                             "marco, error estándar HC2, grados de libertad de Bell-McCaffrey",
-    ("micro", "logit_frame_rank"): "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro "
-                                   "del marco, error estándar HC2, grados de libertad de Bell-McCaffrey, escala "
-                                   "logit, en [0; 1]",
-}
-_LABEL_PATTERNS_ES = [
-    (r"bootstrap-calibrated \(prepivoted\) logit CR2, Bell-McCaffrey df, in \[0, 1\]",
-     "calibrado por remuestreo (bootstrap), CR2 en escala logit, grados de libertad de Bell-McCaffrey, en [0; 1]"),
-    (r"bootstrap-calibrated \(prepivoted\) CR2, Bell-McCaffrey df",
-     "calibrado por remuestreo (bootstrap), CR2, grados de libertad de Bell-McCaffrey"),
-    (r"bootstrap-calibrated \(prepivoted\) t on the logit of the macro mean, in \[0, 1\]",
-     "calibrado por remuestreo (bootstrap), t sobre el logit de la media macro, en [0; 1]"),
-    (r"bootstrap-calibrated \(prepivoted\) t on document rates, K-1 df",
-     "calibrado por remuestreo (bootstrap), t sobre las tasas por documento, K-1 grados de libertad"),
-    (r"wild cluster bootstrap \((\w+)\)", r"bootstrap salvaje por conglomerados (\1)"),
-    (r"combined ratio, stratified \((\d+) strata\), t with K-H df",
-     r"razón combinada estratificada (\1 estratos), t con K-H grados de libertad"),
-    (r"stratified mean of document rates \((\d+) strata\), t with K-H df",
-     r"media estratificada de las tasas por documento (\1 estratos), t con K-H grados de libertad"),
-    (r"two-stage ratio to size, t with K-1 df", "razón al tamaño en dos etapas, t con K-1 grados de libertad"),
-]
-
-
 def method_label(iv) -> str:
     """The label of an interval method in the report's language (the JSON keeps the English one)."""
     if get_language() != "es":
         return iv.label
-    es = _LABELS_ES.get((iv.estimand, iv.method))
-    if es is not None:
-        return es
-    for pattern, repl in _LABEL_PATTERNS_ES:
-        if re.fullmatch(pattern, iv.label):
-            return re.sub(pattern, repl, iv.label)
-    return numbers_in(iv.label)
+    from ._spanish import label_es   # one table of Spanish method names for the whole report
+    es = label_es(iv.label)
+    return numbers_in(iv.label) if es is None else es
 
 
 _TEXT_ES = [
@@ -570,7 +512,7 @@ def _comparison_text(a, f: dict) -> str:
     c, lvl = f["comparison"], pct(f["interval"]["level"], 0)
     _, iv = _comparison_interval(a)
     A, B = (esc(s) for s in c["systems"])
-    from .checklist import signed   # a difference keeps its sign in both languages, as in Comparing systems
+    from .i18n import signed   # a difference keeps its sign in both languages, as in Comparing systems
     head = f"{A} - {B}, {_kind_name(f['estimand']['kind'])}: {signed(c['estimate'])}"
     if c["ci"] is None:
         why = esc(_reason_text(c["reason"])) if iv is not None else L("not computed", "no calculado")
