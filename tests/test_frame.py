@@ -368,3 +368,35 @@ def test_policy_frame_rank_gives_way_when_it_has_no_interval():
     est = estimate(t, replicates=0, frame=frame)    # every sampled document has the same size (and rate 0)
     assert est.interval("micro", "logit_frame_rank").ci is None
     assert default_method(est, "micro") == "cr2"
+
+
+def test_with_a_frame_no_pseudo_population_decides_the_micro_headline(tmp_path):
+    """A pseudo-population built from the sample cannot hold the long documents a frame-aware interval
+    is for, so with a frame (and no census) it is not run for a micro study: the frame-aware default
+    leads, unchecked; a macro study still gets the pseudo-population check."""
+    from perdoc import report
+    from perdoc.params import load_params
+    c = synthetic_census(size_sigma=1.5, size_rate_corr=-0.5, documents=120, seed=5)
+    rng = np.random.default_rng(2)
+    take = np.sort(rng.choice(c.K, 15, replace=False))
+    rows, frame_rows = ["doc_id,hit"], ["doc_id,n"]
+    for i in range(c.K):
+        frame_rows.append(f"{c.doc[i]},{int(c.n[i])}")
+    for i in take:
+        hits = int(c.s[i])
+        rows += [f"{c.doc[i]},{int(j < hits)}" for j in range(int(c.n[i]))]
+    _write(tmp_path, "chunks.csv", "\n".join(rows) + "\n")
+    _write(tmp_path, "frame.csv", "\n".join(frame_rows) + "\n")
+    for kind in ("micro", "macro"):
+        p = _write(tmp_path, f"{kind}.yaml", f"name: {kind}\ndata: {{path: chunks.csv, doc: doc_id, score: hit}}\n"
+                   "design: {population: x, frame: frame.csv}\n"
+                   f"estimand: {{kind: {kind}, why: the question}}\nintervals: {{replicates: 0}}\n")
+        a = report._compute_analysis(load_params(p))
+        if kind == "micro":
+            assert report.frame_leads(a.estimates, "micro")
+            assert a.pseudo_simulation is None
+            h = a.headline
+            assert h.interval.method == "logit_frame_rank" and h.basis == "none" and not h.verified
+        else:
+            assert not report.frame_leads(a.estimates, "macro")
+            assert a.pseudo_simulation is not None and a.headline.basis == "pseudo-population"

@@ -108,6 +108,18 @@ class Analysis:
                                basis="census" if self.pair_simulation is not None else "none", default=default)
 
 
+def frame_leads(estimates, kind: str) -> bool:
+    """Whether a frame-aware interval leads ``kind`` (a frame was given, see :mod:`perdoc.policy`).
+
+    Then no pseudo-population check is run: the frame-aware interval draws its strength from the
+    sizes of every population document, long ones the sample missed included, and a pseudo-population
+    built from the sample holds only documents like the sampled ones, so it could neither confirm nor
+    refute it (and on it the ratio-model prediction, which fails exactly when long documents score
+    differently, would look best). Only a census checks it."""
+    from .policy import default_method
+    return estimates.design is None and default_method(estimates, kind).startswith(("frame_", "logit_frame_"))
+
+
 @dataclass(frozen=True)
 class Headline:
     """The interval a report leads with and why.
@@ -272,7 +284,8 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
         if census is not None:
             simulation, pair_simulation = simulate_study(study, table, census)
             strata = strata_experiment(study, census)
-        elif study.design.sampling == "srs" and est.population_size != table.K:
+        elif (study.design.sampling == "srs" and est.population_size != table.K
+              and not frame_leads(est, study.estimand.kind)):
             from .pseudo import pseudo_check
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
