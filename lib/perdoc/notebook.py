@@ -573,7 +573,7 @@ def _warning_texts(f: dict) -> list[str]:
             out.append(L("Heuristic finite population correction: the factor 1 - K/M is applied to a method that "
                          "was not derived for it.",
                          "Corrección por población finita aplicada como heurística: el factor 1 - K/M se aplica a un "
-                         "método que no se dedujo para ella."))
+                         "método que no se dedujo para él."))
         elif code == "census":
             out.append(L("Census: the documents are the whole population (K = M), so there is no sampling error "
                          "and the interval is the estimate itself.",
