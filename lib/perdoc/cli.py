@@ -82,8 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="how many documents to sample for a target half-width",
                         description="Smallest number of documents K whose interval half-width reaches the "
-                                    "target: t(1-a/2; K-1) * S / sqrt(K) * sqrt(1 - K/M). Give the spread S "
-                                    "(--sd), or a params file whose dataset serves as the pilot.")
+                                    "target: t(1-a/2; df) * S / sqrt(K) * sqrt(1 - K/M). Give the spread S "
+                                    "(--sd; df = K - 1), or a params file: its census, else its dataset, is "
+                                    "the pilot, and the plan follows the report's planning section (micro "
+                                    "mean: CR2 with the Bell-McCaffrey df of K documents sized like the "
+                                    "pilot's; macro mean: t with K - 1 df).")
     pl.add_argument("--estimand", choices=["macro", "micro"], help="which mean (taken from --params if given)")
     pl.add_argument("--sd", type=_number("--sd"), metavar="S",
                     help="spread: sd of document rates (macro) or sd(u_d)/mean(n_d) (micro)")
@@ -94,7 +97,16 @@ def build_parser() -> argparse.ArgumentParser:
                          "file's design.population_size, else none)")
     pl.add_argument("--level", type=_number("--level"), default=None,
                     help="confidence level (default: the params file's intervals.level, else 0.95)")
-    pl.add_argument("--params", metavar="FILE", help="use this study's dataset as the pilot")
+    pl.add_argument("--params", metavar="FILE",
+                    help="plan as this study's report does: from its census when the params give one, else from "
+                         "its dataset as the pilot")
+    pl.add_argument("--pilot", choices=["census", "study"], default=None,
+                    help="with --params: plan from the census (the default when the params give one) or from the "
+                         "study's own dataset")
+    pl.add_argument("--df-rule", type=str.lower, choices=["bell-mccaffrey", "k-1"], default=None,
+                    help="degrees of freedom (default: the report's rule: bell-mccaffrey for the micro mean with "
+                         "--params, the CR2 df of K documents sized like the pilot's; k-1 for the macro mean and "
+                         "with --sd); k-1 plans the micro mean with t, K - 1 df and sd(u_d)/mean(n_d)")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
 
     sm = sub.add_parser("simulate", help="which interval holds its level on your data: coverage by simulation",
@@ -498,45 +510,107 @@ def _fmt(x):
 
 def _plan(args) -> int:
     from .errors import ParameterError
-    from .plan import plan_k, spread
+    from .plan import DF_RULES, SPREAD_RULES, df_rule_key, pilot_inputs, plan_k, spread_problem
     estimand, sd, M, level = args.estimand, args.sd, args.population_size, args.level
-    source = "given"
+    rule = df_rule_key(args.df_rule)
+    source, sizes, spread_rule, pilot, pilot_k = "given", None, "given", None, None
+    design_note = None
+    if args.params is None and args.pilot is not None:
+        raise ParameterError("--pilot goes with --params (the study whose census or dataset is the pilot)")
     if args.params is not None:
         from .params import load_params
-        from .study import load_study_table
+        from .study import load_study_census, load_study_table
         if sd is not None:
             raise ParameterError("give --sd or --params (the pilot), not both")
         study = load_params(args.params)
         table = load_study_table(study)
+        census = load_study_census(study) if args.pilot != "study" else None
+        if args.pilot == "census" and census is None:
+            raise ParameterError(f"--pilot census: {args.params} names no census (params key census.path)")
         estimand = estimand or study.estimand.kind
-        sd = spread(table, estimand)
-        M = M if M is not None else study.design.population_size
+        pilot = "census" if census is not None else "study"
+        table_used = census if census is not None else table
+        sd, sizes, rule, spread_rule = pilot_inputs(table_used, estimand, own_sample=census is None, df_rule=rule)
+        problem = spread_problem(table_used, estimand, sd, source="census" if census is not None else "pilot")
+        if problem:
+            raise ParameterError(problem)
+        if M is None:
+            M = _plan_population_size(study, table, census)
+            if study.design.sampling not in ("srs", "census"):
+                design_note = (f"a plan for a simple random sample of documents ({study.name}'s design is "
+                               f"{study.design.sampling.replace('_', '-')}), without the finite population "
+                               "correction, as in the report; --population-size M adds it")
         level = level if level is not None else study.intervals.level
-        source = f"pilot: {study.name} (K = {table.K} documents)"
+        pilot_k = table_used.K
+        source = f"{'census' if census is not None else 'pilot'}: {study.name} (K = {pilot_k:,} documents)"
     if estimand is None:
         raise ParameterError("missing --estimand (macro or micro)")
     if sd is None:
         raise ParameterError("missing --sd (the spread S) or --params (a pilot dataset)")
+    if sizes is None and rule == "bell-mccaffrey":
+        raise ParameterError("--df-rule bell-mccaffrey needs the document sizes of a pilot or census: give --params "
+                             "(with --sd the degrees of freedom are K - 1)")
     if M is not None:
         if not float(M).is_integer():
             raise ParameterError(f"--population-size must be a whole number of documents (got {M:g})")
         M = int(M)
     plan = plan_k(sd, args.half_width, level=0.95 if level is None else level, population_size=M,
-                  estimand=estimand)
+                  estimand=estimand, sizes=sizes)
+    rule_text = (f"CR2 with the Bell-McCaffrey df of K documents sized like the "
+                 f"{'census' if pilot == 'census' else 'pilot'}'s" if plan.df_rule == "bell-mccaffrey"
+                 else "t with K - 1 df")
+    rule_text += ", spread " + SPREAD_RULES.get(spread_rule, "given (--sd)").split(",")[0]
+    if pilot is not None:
+        default_rule = (plan.df_rule == "bell-mccaffrey") == (estimand == "micro")
+        rule_text += (" (the report's rule)" if default_rule else
+                      " (--df-rule k-1; the report's rule: CR2 with Bell-McCaffrey df)")
     if args.json:
         out = plan.to_dict()
         out["sd_source"] = source
+        out["df_rule_text"] = DF_RULES[plan.df_rule]
+        out["spread_rule"] = spread_rule
+        out["spread_rule_text"] = SPREAD_RULES.get(spread_rule, "given (--sd)")
+        out["pilot"] = pilot
+        out["pilot_K"] = pilot_k
         print(json.dumps(out, indent=2))
     else:
         lines = [f"perdoc plan: {estimand} mean, spread S = {plan.sd:.4g} ({source}), level {plan.level:g}",
+                 f"rule: {rule_text}",
                  f"K = {plan.K} documents give a half-width of {plan.half_width:.4g} (target {plan.target:g})"
-                 + (f" with M = {plan.population_size:,}" if plan.population_size else "")]
+                 + (f" with M = {plan.population_size:,}" if plan.population_size else "") + f", df {plan.df:.4g}"]
         if plan.K_without_fpc is not None:
             lines.append(f"without the finite population correction: K = {plan.K_without_fpc}")
         lines += [f"note: {n}" for n in plan.notes]
-        lines.append("note: an approximation (t with K-1 df, no skewness): check the planned design by simulation")
+        if pilot == "study" and plan.df_rule == "bell-mccaffrey" and pilot_k > 2:
+            from .plan import planned_df
+            df_own = planned_df(pilot_k, sizes)
+            if df_own < (pilot_k - 1) / 4:
+                lines.append(f"note: a few documents carry most of the weight: at the pilot's K = {pilot_k} the "
+                             f"Bell-McCaffrey df are {df_own:.3g}, far below K - 1 = {pilot_k - 1}, so the pilot's "
+                             "spread rests on very few documents and the plan is optimistic; check it by "
+                             "simulation, or plan from a census")
+        if design_note:
+            lines.append(f"note: {design_note}")
+        lines.append("note: an approximation (it ignores skewness): check the planned design by simulation")
         print("\n".join(lines))
     return 0
+
+
+def _plan_population_size(study, table, census):
+    """M of the report's planning section: the population size of a simple random sample or census
+    (a census's own K when not given, a frame's M), and none for other designs (their plan is for a
+    simple random sample of documents, without the finite population correction)."""
+    g = study.design
+    if g.sampling not in ("srs", "census"):
+        return None
+    if g.population_size is not None:
+        return g.population_size
+    if g.sampling == "census":
+        return table.K
+    if getattr(g, "frame", None) is not None:
+        from .study import load_study_frame
+        return load_study_frame(study, census).M
+    return None
 
 
 def _simulate(args) -> int:

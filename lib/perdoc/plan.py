@@ -16,7 +16,8 @@ chunks. Given the sizes of a pilot or census (``sizes=``), the planner uses the 
 Bell-McCaffrey df of K documents whose sizes are the pilot's size quantiles at ``(i - 1/2)/K``
 (:func:`planned_df`). At the pilot's own K these are exactly the pilot's sizes, so the planned df
 equal the realised CR2 df of that sample. The approximation still ignores skewness: check the
-planned design by simulation (:mod:`perdoc.simulate`).
+planned design by simulation (:mod:`perdoc.simulate`). :func:`pilot_inputs` gives the spread, sizes
+and rule the report's planning section (and ``perdoc plan --params``) takes from a pilot or census.
 
 Stratified designs (strata by document size): the combined ratio estimator has
 ``V = (1/X^2) sum_h M_h^2 (1 - k_h/M_h) S_uh^2 / k_h`` with ``X`` the census total of n and
@@ -36,11 +37,15 @@ from .errors import ParameterError
 from .table import DocTable
 
 __all__ = ["half_width", "plan_k", "spread", "spread_problem", "Plan", "plan_strata", "StrataPlan", "curve",
-           "planned_df", "planned_sizes", "DF_RULES"]
+           "planned_df", "planned_sizes", "DF_RULES", "df_rule_key", "pilot_inputs", "SPREAD_RULES"]
 
 #: The degrees-of-freedom rules of the planner (``Plan.df_rule``).
 DF_RULES = {"K-1": "t with K - 1 degrees of freedom",
             "bell-mccaffrey": "t with the Bell-McCaffrey degrees of freedom of K documents sized like the pilot's"}
+#: How the spread S is taken from a pilot or census (``pilot_inputs``).
+SPREAD_RULES = {"sd_r": "sd(r_d), the sd of the document rates",
+                "sd_u": "sd(u_d) / mean(n_d)",
+                "cr2": "sqrt(K * V_CR2), the spread whose S / sqrt(K) is the pilot's CR2 standard error"}
 #: Above this many documents the planned sizes are not built one by one: the Bell-McCaffrey df grow
 #: in proportion to K (the t quantile is then within 1e-4 of the normal one).
 DF_EXACT_MAX = 200_000
@@ -157,6 +162,44 @@ def plan_k(sd: float, target: float, *, level: float = 0.95, population_size: in
     return Plan(K=K, half_width=half_width(K, sd, level, M, sizes), target=target, sd=sd, level=level,
                 population_size=M, estimand=estimand, K_without_fpc=K0, notes=tuple(notes),
                 df=planned_df(K, sizes), df_rule="K-1" if sizes is None else "bell-mccaffrey")
+
+
+def df_rule_key(rule: str | None) -> str | None:
+    """A degrees-of-freedom rule as typed (``k-1``, ``K-1``, ``bell-mccaffrey``, any case) as its key
+    of :data:`DF_RULES`; ``None`` stays ``None`` (the default rule of the estimand)."""
+    if rule is None:
+        return None
+    key = str(rule).strip().lower()
+    for k in DF_RULES:
+        if key == k.lower():
+            return k
+    raise ParameterError(f"df rule must be k-1 or bell-mccaffrey (got {rule!r})")
+
+
+def pilot_inputs(pilot: DocTable, estimand: str, *, own_sample: bool,
+                 df_rule: str | None = None) -> tuple[float, np.ndarray | None, str, str]:
+    """The spread S, the sizes for :func:`plan_k` and the rule keys ``(df_rule, spread_rule)`` with
+    which the report's planning section plans from a pilot or census table.
+
+    Default (``df_rule=None``): the rule of the interval being planned. The micro mean: CR2 with
+    Bell-McCaffrey df for K documents sized like ``pilot`` (``sizes = pilot.n``), with the spread
+    ``sd(u_d) / mean(n_d)`` of a census or larger pilot, or, when ``own_sample`` (the pilot is the
+    study's own sample), its CR2 spread, so that the plan at its own K is its realised CR2 interval.
+    The macro mean: t with K - 1 df and ``sd(r_d)``. ``df_rule="K-1"`` plans the micro mean the
+    earlier way: t with K - 1 df and ``sd(u_d) / mean(n_d)`` (no sizes)."""
+    rule = df_rule_key(df_rule)
+    if estimand == "macro":
+        if rule == "bell-mccaffrey":
+            raise ParameterError("the Bell-McCaffrey df rule plans the micro mean; the macro mean's interval is t "
+                                 "with K - 1 df")
+        return spread(pilot, "macro"), None, "K-1", "sd_r"
+    if estimand != "micro":
+        raise ParameterError(f"estimand must be micro or macro (got {estimand!r})")
+    if rule == "K-1":
+        return spread(pilot, "micro"), None, "K-1", "sd_u"
+    variance = "cr2" if own_sample else "cr1"
+    return (spread(pilot, "micro", variance=variance), np.asarray(pilot.n, dtype=float), "bell-mccaffrey",
+            "cr2" if own_sample else "sd_u")
 
 
 def _sums(table: DocTable) -> np.ndarray:
