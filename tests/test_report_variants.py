@@ -1,7 +1,9 @@
 """Report variants: params overrides (perdoc report --set KEY=VALUE), --name for a second folder, and
 the line that says a report replaced an earlier one made with other parameters."""
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,6 +18,14 @@ TINY = ROOT / "tests" / "fixtures" / "tiny" / "tiny.yaml"     # name: tiny, inte
 
 def _summary(folder: Path) -> dict:
     return json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+
+
+def _subtitle(folder: Path) -> str:
+    """The report's subtitle as HTML (between its tags), from report.html."""
+    found = re.findall(r'<p class="perdoc-subtitle">(.*?)</p>', (folder / "report.html").read_text(encoding="utf-8"),
+                       flags=re.S)
+    assert len(found) == 1
+    return found[0]
 
 
 def _files(folder: Path) -> dict:
@@ -98,6 +108,52 @@ def test_override_and_name_write_a_second_folder_beside_the_first(base, capsys):
     assert first["macro"]["estimate"] == second["macro"]["estimate"]
     assert hi2 - lo2 < hi1 - lo1                                 # a lower level: a narrower interval
     assert "Contenido" in (base / "tiny_50" / "report.html").read_text(encoding="utf-8")   # in Spanish
+    assert _subtitle(base / "tiny_50").endswith(
+        "estimando declarado: media macro; cambios respecto al archivo: intervals.level=0.5, report.language=es, "
+        "name=tiny_50.")
+
+
+def test_the_subtitle_shows_the_overrides_as_text(base, tmp_path):
+    hostile = '<script>alert(1)</script> [x](javascript:alert(2)) **b** & "q"'
+    out = tmp_path / "out"
+    assert main(["report", str(TINY), "--out", str(out), "--set", "intervals.level=0.8", "--set",
+                 f"description={hostile}", "--name", "tiny_80"]) == 0
+    sub = _subtitle(out / "tiny_80")
+    assert sub.startswith("perdoc ") and "declared estimand: macro mean; overrides: intervals.level=0.8, " in sub
+    assert html.unescape(sub).endswith(
+        '; overrides: intervals.level=0.8, description=<script>alert(1)</script> [x](javascript:alert(2)) **b** & "q", '
+        'name=tiny_80.')
+    # escaped as the title is: shown literally, never parsed as HTML or Markdown
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; [x](javascript:alert(2)) **b** &amp;" in sub
+    assert "<" not in sub
+    assert _summary(out / "tiny_80")["params_overrides"]["description"] == hostile
+    # a report without overrides keeps the subtitle it always had
+    plain = _subtitle(base / "tiny")
+    assert "overrides" not in plain and plain.endswith("; declared estimand: macro mean.")
+
+
+def test_subtitle_without_overrides_is_unchanged(tmp_path, monkeypatch):
+    """No override: the subtitle handed to the notebook is the one perdoc always wrote (byte-identical reports)."""
+    import perdoc.report as report
+    from perdoc import __version__
+    seen = {}
+
+    def fake(**kw):
+        seen.update(kw)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(report, "combined_notebook", fake)
+    study = load_params(TINY)
+    analysis = type("A", (), {"study": study, "input": {"file": "tiny.csv", "sha256": "ab" * 32}})()
+    with pytest.raises(RuntimeError):
+        report.render(TINY, analysis, tmp_path)
+    assert seen["subtitle"] == (f"perdoc {__version__} report of params file tiny.yaml; data tiny.csv "
+                                f"(SHA-256 {'ab' * 6}...); declared estimand: macro mean.")
+    analysis.study = load_params(TINY, overrides=["report.language=es"])
+    with pytest.raises(RuntimeError):
+        report.render(TINY, analysis, tmp_path)
+    assert seen["subtitle"].endswith("estimando declarado: media macro; cambios respecto al archivo: "
+                                     "report.language=es.")
 
 
 @pytest.mark.parametrize("args, named", [

@@ -905,15 +905,26 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
     import papermill as pm
 
     from . import __version__
+    from .params import _scalar_text
     study = analysis.study
+
+    def shown(value, limit=80):   # an override's value as typed, on one line, shortened (summary.json keeps it)
+        flat = " ".join(_scalar_text(value).split())
+        return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+
+    # --set / --name overrides as KEY=VALUE; the whole subtitle is made inert by markdown_literal
+    overrides = ", ".join(f"{key}={shown(value)}"
+                          for key, value in (getattr(study, "overrides", None) or {}).items())
     if study.language == "es":
         subtitle = (f"Informe de perdoc {__version__} del archivo de parámetros {params_file.name}; "
                     f"datos {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
-                    f"estimando declarado: media {study.estimand.kind}.")
+                    f"estimando declarado: media {study.estimand.kind}"
+                    + (f"; cambios respecto al archivo: {overrides}" if overrides else "") + ".")
     else:
         subtitle = (f"perdoc {__version__} report of params file {params_file.name}; "
                     f"data {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
-                    f"declared estimand: {study.estimand.kind} mean.")
+                    f"declared estimand: {study.estimand.kind} mean"
+                    + (f"; overrides: {overrides}" if overrides else "") + ".")
     nb = combined_notebook(title=study.title, subtitle=subtitle, language=study.language)
     src = workdir / "report-input.ipynb"
     out = workdir / "report-executed.ipynb"
