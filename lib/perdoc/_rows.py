@@ -57,7 +57,9 @@ def _chunk_rows(res: dict, doc: str, score: str, label: str):
     """(n per document, ids, rows) of an aggregation, after the checks every engine shares: some
     rows, every row with a document id, every score a finite number."""
     counts = _plain(res["n"], float)
-    docs = _plain(res["doc"], object)
+    docs = res["doc"]
+    if not (isinstance(docs, np.ndarray) and docs.dtype.kind == "U"):  # text already (no id missing)
+        docs = _plain(docs, object)
     rows = int(counts.sum())
     if rows == 0:
         raise InputError(f"{label} has no data rows")
@@ -71,9 +73,11 @@ def _chunk_rows(res: dict, doc: str, score: str, label: str):
 
 
 def _chunk_table(res: dict, *, counts, docs, rows, doc, score, attrs, metric, allow_similar_ids, label, info,
-                 binary, exact, lo, hi, scale, violation) -> DocTable:
+                 binary, exact, lo, hi, scale, violation, integer_ids: bool = False) -> DocTable:
     """The per-document table from an aggregation (any engine): metric, attributes, similar ids.
-    ``violation()`` raises the error for a score that breaks the declared metric."""
+    ``violation()`` raises the error for a score that breaks the declared metric. ``integer_ids``:
+    the ids are the text of distinct integers (an integer id column), which never differ only in
+    spaces, case or Unicode form, so the similar-id check is skipped."""
     kind, reason = _chunk_metric(binary, exact, lo, hi)
     if metric is not None and _violates(metric, kind):
         violation()
@@ -92,7 +96,8 @@ def _chunk_table(res: dict, *, counts, docs, rows, doc, score, attrs, metric, al
                              f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo_a[differ][0])!r} and "
                              f"{_short(hi_a[differ][0])!r}); it must describe the document, one value each")
         attr_values[name] = lo_a
-    info.update(_similar_ids(docs, doc, label, allow_similar_ids))
+    if not integer_ids:
+        info.update(_similar_ids(docs, doc, label, allow_similar_ids))
     table = _build(src_label=label, mapping={"doc": doc, "s": score, "q": score},
                    n=counts, s=_plain(res["s"], float), q=_plain(res["q"], float), doc=docs, source=info,
                    scale=scale)
@@ -352,7 +357,8 @@ def _short(value, limit: int = 40) -> str:
 
 def _plain(arr, dtype):
     """A fetchnumpy column as a plain array (masked entries -> None / NaN / False)."""
-    if np.ma.isMaskedArray(arr):
+    ma = sys.modules.get("numpy.ma")  # not imported yet: no masked array exists (np.ma would import it)
+    if ma is not None and ma.isMaskedArray(arr):
         mask = np.ma.getmaskarray(arr)
         data = np.asarray(arr.data, dtype=dtype if dtype is not bool else bool).copy()
         if dtype is object:

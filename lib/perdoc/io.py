@@ -77,6 +77,9 @@ METRICS = ("binary", "proportion", "score")
 
 _FMT_NAMES = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "jsonl": "JSON Lines",
               "json": "JSON", "dataframe": "DataFrame"}
+_INTEGER_TYPES = frozenset(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                            "UINTEGER", "UBIGINT", "UHUGEINT"))
+_INT64_TYPES = _INTEGER_TYPES - {"HUGEINT", "UHUGEINT"}  # fetched as int8 ... uint64 arrays
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                   "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "REAL", "DOUBLE", "DECIMAL")
 # Scores whose largest size lies outside [2**-200, 2**200] are summed rescaled by a power of two
@@ -127,10 +130,10 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         return _adapted_table(table, adapted)
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
-        attr_sql = "".join(
-            f", min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
+        attr_sql = [
+            f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
             f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
-            for i, col in enumerate(attrs.values()))
+            for i, col in enumerate(attrs.values())]
         raw, x, text = src.number(score)
         # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
         # both fast and deterministic; other scores are summed again with DuckDB's compensated fsum
@@ -144,23 +147,33 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # group on the raw id and turn ids into text once per document, not once per row. NaN and
         # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
         # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
-        # non-negative terms, so its value does not depend on the order of summation)
-        sql = f"""
-            SELECT {_doc_expr("g")} AS doc, * EXCLUDE (g)
-            FROM (
-                SELECT g,
-                       count(*) AS n,
-                       {agg}(x) AS s,
-                       {agg}(x * x) AS q,
-                       {"0" if src.without_nulls(score) else "count(*) - count(raw)"} AS n_null,
-                       {"count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "0"} AS n_text,
-                       {"min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL)" if text else "NULL"} AS ex_text,
-                       {"0" if unit else "sum(abs(x * (x - 1)))"} AS dev01
-                       {attr_sql}
+        # non-negative terms, so its value does not depend on the order of summation). A count known
+        # to be 0 (and the example that goes with it) is filled in below rather than fetched
+        no_nulls = src.without_nulls(score)
+        aggs = ["count(*) AS n", f"{agg}(x) AS s", f"{agg}(x * x) AS q"]
+        if not no_nulls:
+            aggs.append("count(*) - count(raw) AS n_null")
+        if text:
+            aggs += ["count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS n_text",
+                     "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
+        if not unit:
+            aggs.append("sum(abs(x * (x - 1))) AS dev01")
+        integer_ids = src.is_integer_column(doc)
+        doc_text = _doc_expr_of(src, doc, "g")
+        # ids of up to 64 bits come back as numbers and are ordered as text and written out here
+        # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
+        here = integer_ids and src.types[doc].upper() in _INT64_TYPES
+        grouped = f"""
+                SELECT g, {", ".join(aggs + attr_sql)}
                 FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
-                GROUP BY g)
-            ORDER BY doc NULLS LAST"""
-        res = src.fetch(sql)
+                GROUP BY g"""
+        if here:
+            res = _ids_in_text_order(src.fetch(grouped))
+        else:
+            res = src.fetch(f"SELECT {doc_text} AS doc, * EXCLUDE (g) FROM ({grouped}) ORDER BY doc NULLS LAST")
+        for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
+            if key not in res:
+                res[key] = np.array([value], dtype=object if value is None else np.int64)
         s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
         if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
             res["n_nan"] = res["n_inf"] = np.zeros(1)
@@ -179,7 +192,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         if not exact and not binary:
             again_sql = f"""SELECT fsum(x) AS s, fsum(x * x) AS q, min(x) AS lo, max(x) AS hi FROM (
                                 SELECT {src.ref(doc)} AS g, {x} * ? AS x FROM {src.relation})
-                            GROUP BY g ORDER BY {_doc_expr("g")} NULLS LAST"""
+                            GROUP BY g ORDER BY {doc_text} NULLS LAST"""
             again = src.fetch(again_sql, [1.0])
             lo = float(np.min(_plain(again["lo"], float)))
             hi = float(np.max(_plain(again["hi"], float)))
@@ -190,7 +203,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         table = _chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
                              metric=metric, allow_similar_ids=allow_similar_ids, label=src.label,
                              info=src.info(rows), binary=binary, exact=exact, lo=lo, hi=hi, scale=scale,
-                             violation=lambda: _metric_violation(src, x, score, metric))
+                             violation=lambda: _metric_violation(src, x, score, metric), integer_ids=integer_ids)
     return _adapted_table(table, adapted)
 
 
@@ -429,6 +442,7 @@ class _Source:
     parquet_lit: str | None = None  # sql path literal of a Parquet file (its footer has column statistics)
     disk: str | None = None  # the file actually read (a copy in the temporary folder for a stream)
     gz: bool = False         # gzip-compressed text
+    stats: dict = field(default_factory=dict, repr=False)  # column -> its Parquet footer statistics
 
     def require(self, *names: str) -> None:
         for name in names:
@@ -456,6 +470,11 @@ class _Source:
         raise ColumnError(f"column '{name}' in {self.label} has type {self.types[name]}; "
                           "it must hold numbers or booleans")
 
+    def is_integer_column(self, name: str) -> bool:
+        """Whether the column is stored as integers (not as text): its values as text are distinct
+        exactly when the integers are, and never blank."""
+        return name not in self.refs and self.types[name].upper() in _INTEGER_TYPES
+
     def is_integer(self, name: str) -> bool:
         """Whether the column's type holds integers or booleans only (exact sums)."""
         typ = self.types[name].upper()
@@ -465,31 +484,39 @@ class _Source:
     def within_unit_interval(self, name: str) -> bool:
         """Whether the file's own statistics (a Parquet footer) show every value of ``name`` in
         [0, 1]; reading them costs milliseconds and no pass over the data."""
-        if self.parquet_lit is None:
+        row = self._footer(name)
+        if row is None:
             return False
-        try:
-            row = self.con.execute(
-                f"SELECT min(TRY_CAST(stats_min_value AS DOUBLE)), max(TRY_CAST(stats_max_value AS DOUBLE)), "
-                f"count(*), count(TRY_CAST(stats_min_value AS DOUBLE)), count(TRY_CAST(stats_max_value AS DOUBLE)) "
-                f"FROM parquet_metadata({self.parquet_lit}) WHERE path_in_schema = ?", [name]).fetchone()
-        except duckdb.Error:
-            return False
-        lo, hi, groups, with_min, with_max = row
+        groups, _, _, lo, hi, with_min, with_max = row
         return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
 
     def without_nulls(self, name: str) -> bool:
         """Whether the file's own statistics (a Parquet footer) show no missing value in ``name``:
         then the count of missing scores is known to be 0 without an aggregate over every row."""
-        if self.parquet_lit is None or name in self.refs:
+        if name in self.refs:
             return False
-        try:
-            row = self.con.execute(
-                f"SELECT count(*), count(stats_null_count), sum(stats_null_count) "
-                f"FROM parquet_metadata({self.parquet_lit}) WHERE path_in_schema = ?", [name]).fetchone()
-        except duckdb.Error:
+        row = self._footer(name)
+        if row is None:
             return False
-        groups, with_stat, nulls = row
+        groups, with_stat, nulls = row[:3]
         return bool(groups and with_stat == groups and nulls == 0)
+
+    def _footer(self, name: str):
+        """The Parquet footer's statistics of ``name`` over its row groups, read once: (row groups,
+        groups with a null count, nulls, smallest min, largest max, groups with a numeric min, groups
+        with a numeric max); None without a Parquet file or when DuckDB cannot read them."""
+        if self.parquet_lit is None:
+            return None
+        if name not in self.stats:
+            try:
+                self.stats[name] = self.con.execute(
+                    f"SELECT count(*), count(stats_null_count), sum(stats_null_count), "
+                    f"min(TRY_CAST(stats_min_value AS DOUBLE)), max(TRY_CAST(stats_max_value AS DOUBLE)), "
+                    f"count(TRY_CAST(stats_min_value AS DOUBLE)), count(TRY_CAST(stats_max_value AS DOUBLE)) "
+                    f"FROM parquet_metadata({self.parquet_lit}) WHERE path_in_schema = ?", [name]).fetchone()
+            except duckdb.Error:
+                self.stats[name] = None
+        return self.stats[name]
 
     def fetch(self, sql: str, params=None) -> dict:
         try:
@@ -919,6 +946,79 @@ def _check_names(**names) -> None:
 
 def _doc_expr(col: str) -> str:
     return f"CASE WHEN trim(CAST({col} AS VARCHAR)) = '' THEN NULL ELSE CAST({col} AS VARCHAR) END"
+
+
+def _doc_expr_of(src: _Source, doc: str, col: str) -> str:
+    """:func:`_doc_expr` of ``col`` holding ``src``'s id column ``doc``: an integer column's text is
+    never blank, so it needs no blank test."""
+    return f"CAST({col} AS VARCHAR)" if src.is_integer_column(doc) else _doc_expr(col)
+
+
+_POW10 = 10 ** np.arange(20, dtype=np.uint64)  # 1, 10, ..., 10**19
+_NON_NEGATIVE = np.uint64(1 << 62)  # added to the sort key of ids >= 0: they follow every "-..." id
+
+
+def _ids_in_text_order(res: dict) -> dict:
+    """An aggregation grouped by an integer id ``g``, its rows put in the order of the ids' text (as
+    ``ORDER BY CAST(g AS VARCHAR) NULLS LAST`` would), with ``doc`` the ids as text: a unicode array
+    (an object array ending in None when some id is missing, which is refused next)."""
+    g = res.pop("g")
+    ma = sys.modules.get("numpy.ma")
+    missing = ma.getmaskarray(g) if ma is not None and ma.isMaskedArray(g) else None
+    if missing is not None and missing.any():
+        order, text = _int_text_order(np.asarray(g.data)[~missing])
+        order = np.concatenate([np.flatnonzero(~missing)[order], np.flatnonzero(missing)])
+        text = np.array(text.tolist() + [None] * int(missing.sum()), dtype=object)
+    else:
+        order, text = _int_text_order(np.asarray(g.data if missing is not None else g))
+    out = {k: v[order] for k, v in res.items()}
+    out["doc"] = text
+    return out
+
+
+def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, text) for distinct integers ``v`` (int8 ... uint64): the permutation that sorts them
+    as their decimal text sorts (character by character, as DuckDB orders VARCHAR and numpy orders
+    str), and that text in that order, as the unicode array ``v[order].astype(object).astype(str)``
+    would be (the same characters and width), built with array arithmetic."""
+    K = v.size
+    if K == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype="U1")
+    neg = v < 0
+    a = v.astype(np.uint64)
+    any_neg = bool(neg.any())
+    if any_neg:
+        a[neg] = ~a[neg] + np.uint64(1)  # |v|, also for the smallest int64
+    nd = np.searchsorted(_POW10, a, side="right")  # number of digits (0 has 1)
+    np.maximum(nd, 1, out=nd)
+    D = int(nd.max())
+    W = int((nd + neg).max())
+    if D > 17:  # no room for the packed key below (ids of 18 digits or more): sort the text
+        text = v.astype(f"U{W}")
+        order = np.argsort(text, kind="stable")
+        return order, text[order]
+    # text order = order of (the digits followed by zeros up to D digits, the number of digits):
+    # a text that is a prefix of another sorts first. "-" sorts before every digit.
+    padded = a * _POW10[D - nd]
+    key = padded * np.uint64(32) + nd.astype(np.uint64)
+    if any_neg:
+        key[~neg] += _NON_NEGATIVE
+    order = np.argsort(key)
+    padded, nd, neg = padded[order], nd[order], neg[order]
+    digits = np.empty((D, K), dtype=np.uint32)
+    for j in range(D - 1, -1, -1):
+        rest = padded // np.uint64(10)
+        digits[j] = padded - rest * np.uint64(10)
+        padded = rest
+    digits += (np.arange(D)[:, None] < nd[None, :]) * np.uint32(ord("0"))  # the padding zeros become NUL
+    chars = np.ascontiguousarray(digits.T)
+    if any_neg:
+        signed = np.zeros((K, D + 1), dtype=np.uint32)
+        signed[~neg, :D] = chars[~neg]
+        signed[neg, 1:] = chars[neg]
+        signed[neg, 0] = ord("-")
+        chars = np.ascontiguousarray(signed[:, :W])
+    return order, chars.view(np.dtype(f"U{W}")).reshape(K)
 
 
 def _ident(name: str) -> str:
