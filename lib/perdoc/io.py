@@ -1005,10 +1005,13 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         key[~neg] += _NON_NEGATIVE
     order = np.argsort(key)
     padded, nd, neg = padded[order], nd[order], neg[order]
+    if D <= 9:  # below 10**9: 32-bit division, three times faster than 64-bit
+        padded = padded.astype(np.uint32)
+    ten = padded.dtype.type(10)
     digits = np.empty((D, K), dtype=np.uint32)
     for j in range(D - 1, -1, -1):
-        rest = padded // np.uint64(10)
-        digits[j] = padded - rest * np.uint64(10)
+        rest = padded // ten
+        digits[j] = padded - rest * ten
         padded = rest
     digits += (np.arange(D)[:, None] < nd[None, :]) * np.uint32(ord("0"))  # the padding zeros become NUL
     chars = np.ascontiguousarray(digits.T)
