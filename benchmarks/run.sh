@@ -26,6 +26,9 @@ echo "load before start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 
 # stale per-benchmark results must not leak into this run's report
 rm -f benchmarks/data/results/*.json
+# perdoc's bytecode compiled once, as an installed package's is (numpy's and DuckDB's always are):
+# with PYTHONDONTWRITEBYTECODE set, an edited module would otherwise be compiled again on every start
+python -m compileall -q lib/perdoc >/dev/null || true
 
 step python benchmarks/gen_data.py
 step python benchmarks/bench_cli.py --runs "$runs"
