@@ -207,3 +207,12 @@ def test_replacing_a_report_made_with_other_parameters_says_so(base, tmp_path, c
     # the same parameters again: a plain rerun, nothing to say
     assert main(["report", str(TINY), "--out", str(out)]) == 0
     assert "replaced" not in capsys.readouterr().err
+
+
+def test_keys_an_older_report_did_not_write_are_not_changes():
+    from perdoc.report import _param_changes
+    old = {"intervals": {"level": 0.95}, "name": "x"}
+    assert _param_changes(old, {"intervals": {"level": 0.95}, "name": "x", "language": "en"}) == ""
+    assert _param_changes(old, {"intervals": {"level": 0.9}, "name": "x", "language": "en"}) == \
+        "intervals.level 0.95 -> 0.9"
+    assert _param_changes({**old, "language": "en"}, {**old, "language": "es"}) == "language en -> es"

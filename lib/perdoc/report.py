@@ -604,7 +604,9 @@ def _param_changes(old: dict, new: dict, shown: int = 4) -> str:
         return t if len(t) <= 40 else t[:37] + "..."
 
     a, b = flat(old), flat(json.loads(json.dumps(new)))   # the new block as summary.json holds it
-    keys = [k for k in list(b) + [k for k in a if k not in b] if a.get(k) != b.get(k)]
+    # a key the earlier report does not hold at all was not written by the perdoc that made it: not a
+    # change of the user's parameters
+    keys = [k for k in list(b) + [k for k in a if k not in b] if k in a and a.get(k) != b.get(k)]
     parts = [f"{k} {text(a.get(k))} -> {text(b.get(k))}" for k in keys[:shown]]
     if len(keys) > shown:
         parts.append(f"and {len(keys) - shown} more")
