@@ -189,6 +189,19 @@ _TINY = 1e-300
 _BACKWARD_A = 20.0   # below this the forward evaluation loses nothing (no d_(2m+1) near -1)
 
 
+def _lentz_step(aa: float, c: float, d: float):
+    """One term ``aa`` of the modified Lentz method: the new ``c``, ``d`` and the factor that
+    multiplies the fraction's value."""
+    d = 1.0 + aa * d
+    if abs(d) < _TINY:
+        d = _TINY
+    c = 1.0 + aa / c
+    if abs(c) < _TINY:
+        c = _TINY
+    d = 1.0 / d
+    return c, d, d * c
+
+
 def _betacf(a: float, b: float, x: float, y: float) -> float:
     """The continued fraction of ``I_x(a, b) a / (x^a y^b / B(a, b))``, ``y = 1 - x``; converges
     fast for ``x < (a + 1) / (a + b + 2)``.
@@ -206,25 +219,9 @@ def _betacf(a: float, b: float, x: float, y: float) -> float:
     depth = 200000
     for m in range(1, 200000):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _TINY:
-            d = _TINY
-        c = 1.0 + aa / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        de1 = d * c
+        c, d, de1 = _lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), c, d)            # even term
         h *= de1
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _TINY:
-            d = _TINY
-        c = 1.0 + aa / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        de = d * c
+        c, d, de = _lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), c, d)    # odd term
         h *= de
         if abs(de - 1.0) <= 1e-16 and abs(de1 - 1.0) <= 1e-16:
             depth = m

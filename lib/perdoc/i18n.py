@@ -22,7 +22,7 @@ import math
 import re
 
 __all__ = ["LANGUAGES", "set_language", "get_language", "L", "num", "pct", "integer", "keep_cell",
-           "language_tag", "check_language", "interval", "numbers_in", "signed"]
+           "language_tag", "check_language", "interval", "numbers_in", "signed", "finite_number"]
 
 LANGUAGES = {"en": "English", "es": "Español"}
 _BABEL_LOCALE = {"en": "en_US", "es": "es_ES"}
@@ -67,7 +67,8 @@ def keep_cell(tags, lang: str | None = None) -> bool:
     return not langs or lang in langs
 
 
-def _finite(x):
+def finite_number(x):
+    """``x`` as a finite float, or None when it is missing, a boolean, not a number, NaN or infinite."""
     if x is None or isinstance(x, bool):
         return None
     try:
@@ -105,7 +106,7 @@ def _spanish(text: str) -> str:
 def num(x, spec: str = ".4g", none: str = "—", lang: str | None = None) -> str:
     """A number in the reader's language. ``spec`` is a Python format spec (``.4g``, ``.3f``,
     ``,.0f``, ``.1%``); the digits shown are the same in both languages, only the symbols differ."""
-    v = _finite(x)
+    v = finite_number(x)
     if v is None:
         return str(x) if isinstance(x, (bool, str)) else none
     text = format(v, spec)
@@ -119,7 +120,7 @@ def pct(x, digits: int = 1, none: str = "—", lang: str | None = None) -> str:
 
 def integer(n, none: str = "—", lang: str | None = None) -> str:
     """A count with grouped thousands: ``12,345`` / ``12 345``."""
-    v = _finite(n)
+    v = finite_number(n)
     if v is None:
         return none
     return num(v, ",.0f", lang=lang)

@@ -246,13 +246,8 @@ def _say(ok: bool, text: str) -> bool:
 
 def _as_number(answer):
     """The answer as a float, or None when it is missing or not a number."""
-    if answer is None or isinstance(answer, bool):
-        return None
-    try:
-        x = float(answer)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
+    from .i18n import finite_number
+    return finite_number(answer)
 
 
 #: Exercise 1: a pilot's spread of the micro mean, the population size and the target.
