@@ -23,12 +23,11 @@ def _notebook_source() -> str:
 
 
 def test_the_notebook_still_plans_with_these_calls():
-    """The reference below repeats the planning section's library calls; if the section changes its
-    rule, this says so before the two drift apart."""
+    """The planning section plans with the command line's ``pilot_inputs``; the reference below
+    computes the same rule independently, so if either changes its rule, this says so."""
     src = _notebook_source()
     for call in ('pilot = a.census if from_census else table',
-                 'sizes = pilot.n if kind == "micro" else None',
-                 'S = spread(pilot, kind, variance="cr1" if (from_census or kind == "macro") else "cr2")',
+                 'S, sizes, _, _ = pilot_inputs(pilot, kind, own_sample=not from_census)',
                  'plan_k(S, h, level=est.level, population_size=M, estimand=kind, sizes=sizes)',
                  'M = est.population_size if study.design.sampling in ("srs", "census") else None'):
         assert call in src, call
