@@ -106,15 +106,16 @@ class Frame:
                              "the frame's column 'n' must count the same chunks as the data")
 
 
-def read_frame(path, doc: str, *, fmt: str | None = None) -> Frame:
+def read_frame(path, doc: str, *, fmt: str | None = None, n_col: str = FRAME_SIZE_COLUMN) -> Frame:
     """A frame file: one row per population document, the ``doc`` column and a column ``n`` (its
-    chunks). CSV, TSV, JSON Lines or Parquet (gzip-compressed text too), read as the data are."""
+    chunks; ``n_col`` names another). CSV, TSV, JSON Lines or Parquet (gzip-compressed text too),
+    read as the data are."""
     from ._rows import _plain
     from .io import _doc_expr, _open_source
     with _open_source(path, fmt) as src:
         label = f"the frame {src.label}"
-        src.require(doc, FRAME_SIZE_COLUMN)
-        raw, x, text = src.number(FRAME_SIZE_COLUMN)
+        src.require(doc, n_col)
+        raw, x, text = src.number(n_col)
         extra = f", CASE WHEN {raw} IS NOT NULL AND {x} IS NULL THEN {raw} END AS bad" if text else ""
         res = src.fetch(f"SELECT {_doc_expr(src.ref(doc))} AS d, {x} AS x, {raw} IS NULL AS nul{extra} "
                         f"FROM {src.relation}")
@@ -123,11 +124,11 @@ def read_frame(path, doc: str, *, fmt: str | None = None) -> Frame:
         raise InputError(f"{label} has no data rows")
     nulls = int(_plain(res["nul"], bool).sum())
     if nulls:
-        raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label}: {nulls} document(s) have no size; every "
+        raise InputError(f"column '{n_col}' of {label}: {nulls} document(s) have no size; every "
                          "population document needs its number of chunks")
     if text:
         bad = [v for v in _plain(res["bad"], object) if v is not None]
         if bad:
-            raise InputError(f"column '{FRAME_SIZE_COLUMN}' of {label}: {len(bad)} value(s) are not numbers "
+            raise InputError(f"column '{n_col}' of {label}: {len(bad)} value(s) are not numbers "
                              f"(e.g. {str(bad[0])[:40]!r})")
     return Frame.from_arrays(ids, _plain(res["x"], float), label=label)

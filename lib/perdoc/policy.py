@@ -46,6 +46,10 @@ def default_method(estimates, kind: str, *, difference: bool = False) -> str:
     ``bootstrap_t``, ``design``) that leads for ``kind`` ("micro" or "macro") in ``estimates`` when no
     simulation decides."""
     if estimates.design is not None:
+        if not difference:
+            for iv in estimates.intervals:   # a drawn sample's leading interval (perdoc.survey)
+                if iv.estimand == kind and iv.method == "logit_design" and iv.role == "primary":
+                    return "logit_design"
         return "design"
 
     def usable(method):

@@ -12,3 +12,7 @@ Rscript tests/oracle/oracle.R
 "$PY" tests/oracle/make_data2.py
 Rscript tests/oracle/oracle2.R
 "$PY" -m pytest -q tests/test_oracle2.py "$@"
+# third oracle: design-based estimates of drawn samples (PPS, take-all strata, size strata, two stages)
+"$PY" tests/oracle/make_data3.py
+Rscript tests/oracle/oracle3.R
+"$PY" -m pytest -q tests/test_oracle3.py "$@"

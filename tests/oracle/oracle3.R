@@ -1,0 +1,61 @@
+# Golden values for design-based estimates of drawn samples (perdoc sample, perdoc estimate --sample),
+# computed with R's survey package.
+#
+# Usage: Rscript tests/oracle/oracle3.R [ORACLE_DIR]
+# Reads ORACLE_DIR/cases3.json and the labels files it names (written by make_data3.py: one row per
+# labelled chunk with doc, stratum, prob, draw, chunk, n and the label y) and writes
+# ORACLE_DIR/golden3.json: {case: {"micro.estimate": ..., "micro.se": ..., "macro.estimate": ...,
+# "macro.se": ..., "degf": ...}, "_versions": {...}}.
+#
+# The design, stratum by stratum, as perdoc.survey reads it from the manifest: a stratum whose
+# probabilities are all 1 is take-all (fpc = its documents); one with equal probabilities below 1 is a
+# simple random sample (fpc = k_h / prob = M_h); one with unequal probabilities is treated as drawn
+# with replacement (no fpc when every stratum is such; otherwise an fpc of 1e15, which makes the
+# finite population factor 1 and the second-stage term vanish to within 1e-13). The second stage
+# is a simple random sample of m_j of the document's n chunks (fpc = n). Weights: n / (prob * m_j).
+# Micro mean: svymean(~y); macro mean: svyratio(~I(y / n), ~I(1 / n)).
+
+suppressPackageStartupMessages({
+  library(jsonlite)
+  library(survey)
+})
+
+args <- commandArgs(trailingOnly = FALSE)
+script <- sub("^--file=", "", args[grep("^--file=", args)])
+trail <- commandArgs(trailingOnly = TRUE)
+dir <- if (length(trail) >= 1) trail[1] else dirname(normalizePath(script))
+cases <- fromJSON(file.path(dir, "cases3.json"), simplifyVector = FALSE)
+
+num_json <- function(x) structure(sprintf("%.17g", as.numeric(x)), class = "json")
+
+out <- list()
+for (name in names(cases)) {
+  cs <- cases[[name]]
+  d <- read.csv(file.path(dir, cs$labels), stringsAsFactors = FALSE, colClasses = c(doc = "character"))
+  d$psu <- paste(d$doc, d$draw, sep = "#")
+  m <- ave(d$y, d$psu, FUN = length)
+  d$w <- d$n / (d$prob * m)
+  kind <- sapply(split(d, d$stratum), function(s) {
+    p <- s$prob[!duplicated(s$psu)]
+    if (all(p == 1)) "takeall" else if (all(p == p[1]) && all(s$draw == 1)) "srs" else "unequal"
+  })
+  k_h <- tapply(d$psu, d$stratum, function(x) length(unique(x)))
+  d$kind <- kind[d$stratum]
+  d$fpc1 <- ifelse(d$kind == "takeall", k_h[d$stratum], ifelse(d$kind == "srs", k_h[d$stratum] / d$prob, 1e15))
+  d$cid <- paste(d$psu, d$chunk, sep = ":")
+  d$yN <- d$y / d$n
+  d$invN <- 1 / d$n
+  if (all(kind == "unequal")) {
+    des <- svydesign(ids = ~psu + cid, strata = ~stratum, weights = ~w, data = d, nest = TRUE)
+  } else {
+    des <- svydesign(ids = ~psu + cid, strata = ~stratum, weights = ~w, fpc = ~fpc1 + n, data = d, nest = TRUE)
+  }
+  mi <- svymean(~y, des)
+  ma <- svyratio(~yN, ~invN, des)
+  out[[name]] <- list("micro.estimate" = num_json(coef(mi)), "micro.se" = num_json(SE(mi)),
+                      "macro.estimate" = num_json(coef(ma)), "macro.se" = num_json(SE(ma)),
+                      "degf" = num_json(degf(des)))
+}
+out[["_versions"]] <- list(R = paste(R.version$major, R.version$minor, sep = "."),
+                           survey = as.character(packageVersion("survey")))
+writeLines(toJSON(out, auto_unbox = TRUE, pretty = TRUE, json_verbatim = TRUE), file.path(dir, "golden3.json"))
