@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._rows import _similar_hint, _similar_ids
 from .errors import InputError
 from .methods import FrameTotals
 from .table import MAX_COUNT, DocTable
@@ -38,11 +39,15 @@ class Frame:
     label: str = "the frame"
 
     @classmethod
-    def from_arrays(cls, doc, n, *, label: str = "the frame") -> "Frame":
+    def from_arrays(cls, doc, n, *, label: str = "the frame", allow_similar_ids: bool = False,
+                    column: str = "doc") -> "Frame":
         """A frame from ids and sizes, checked: at least two documents, unique non-missing ids, sizes
-        whole numbers from 1 to 2^53 (their total too)."""
-        doc = np.asarray([None if x is None else str(x) for x in np.asarray(doc, dtype=object).tolist()],
-                         dtype=object)
+        whole numbers from 1 to 2^53 (their total too). Ids that differ only in surrounding spaces,
+        letter case or Unicode form are refused, as in the data, unless ``allow_similar_ids``
+        (``column``: the id column named in that message)."""
+        doc = np.asarray(doc, dtype=object).reshape(-1)
+        absent = np.equal(doc, None)
+        doc = np.where(absent, None, doc.astype(str)).astype(object)
         try:
             n = np.asarray(n, dtype=float).reshape(-1)
         except (TypeError, ValueError):
@@ -52,7 +57,7 @@ class Frame:
             raise InputError(f"{label}: one id per size is needed (got {doc.size} ids and {n.size} sizes)")
         if n.size < 2:
             raise InputError(f"{label} must list at least 2 documents (got {n.size})")
-        missing = int(sum(x is None for x in doc.tolist()))
+        missing = int(absent.sum())
         if missing:
             raise InputError(f"{label}: {missing} row(s) have no document id; every population document needs one")
         bad = ~np.isfinite(n) | (n < 1) | (n != np.round(n)) | (n > MAX_COUNT)
@@ -67,12 +72,14 @@ class Frame:
             dup = ids[counts > 1]
             raise InputError(f"{label}: {dup.size} document id(s) appear more than once (e.g. {str(dup[0])!r}); "
                              "a frame lists each population document once")
+        _similar_ids(doc, column, label, allow_similar_ids)
         return cls(doc=doc, n=n, label=label)
 
     @classmethod
     def from_table(cls, table: DocTable, *, label: str = "the census") -> "Frame":
-        """The frame of a census table: its documents and their numbers of chunks."""
-        return cls.from_arrays(table.doc, table.n, label=label)
+        """The frame of a census table: its documents and their numbers of chunks (their ids were
+        checked, or knowingly kept, when the census was loaded)."""
+        return cls.from_arrays(table.doc, table.n, label=label, allow_similar_ids=True)
 
     @property
     def M(self) -> int:
@@ -95,8 +102,9 @@ class Frame:
         sample = [str(x) for x in np.asarray(table.doc, dtype=object).tolist()]
         missing = [d for d in sample if d not in pos]
         if missing:
+            hint = _similar_hint(missing, self.doc, self.label)
             raise InputError(f"{len(missing)} sampled document(s) are missing from {self.label} (e.g. "
-                             f"{missing[0]!r}); the frame must list every population document")
+                             f"{missing[0]!r}); the frame must list every population document{hint}")
         fn = self.n[[pos[d] for d in sample]]
         differ = np.flatnonzero(fn != np.asarray(table.n, dtype=float))
         if differ.size:
@@ -106,10 +114,12 @@ class Frame:
                              "the frame's column 'n' must count the same chunks as the data")
 
 
-def read_frame(path, doc: str, *, fmt: str | None = None, n_col: str = FRAME_SIZE_COLUMN) -> Frame:
+def read_frame(path, doc: str, *, fmt: str | None = None, n_col: str = FRAME_SIZE_COLUMN,
+               allow_similar_ids: bool = False) -> Frame:
     """A frame file: one row per population document, the ``doc`` column and a column ``n`` (its
     chunks; ``n_col`` names another). CSV, TSV, JSON Lines or Parquet (gzip-compressed text too),
-    read as the data are."""
+    read as the data are. Ids that differ only in surrounding spaces, letter case or Unicode form are
+    refused unless ``allow_similar_ids`` (the data's rule, :func:`perdoc.io.load_chunks`)."""
     from ._rows import _plain
     from .io import _doc_expr, _open_source
     with _open_source(path, fmt) as src:
@@ -131,4 +141,5 @@ def read_frame(path, doc: str, *, fmt: str | None = None, n_col: str = FRAME_SIZ
         if bad:
             raise InputError(f"column '{n_col}' of {label}: {len(bad)} value(s) are not numbers "
                              f"(e.g. {str(bad[0])[:40]!r})")
-    return Frame.from_arrays(ids, _plain(res["x"], float), label=label)
+    return Frame.from_arrays(ids, _plain(res["x"], float), label=label, allow_similar_ids=allow_similar_ids,
+                             column=doc)

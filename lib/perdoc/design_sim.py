@@ -1,0 +1,81 @@
+"""Coverage of a sampling design and its design-based interval on a census (``perdoc.survey``).
+
+Repeatedly draw a sample with :func:`perdoc.sampling.draw_sample` from the census's frame, label it
+from the census (whole documents, or a take of m chunks: for a 0/1 metric the hits among m chunks
+drawn without replacement from a document with s hits in n are hypergeometric, so only the census's
+per-document sums are needed), estimate with :func:`perdoc.survey.design_estimate` and count how
+often the interval holds the census's value. This is what ``perdoc simulate --design`` reports and
+what the coverage panel checks; its coverage must not fall as K grows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import ParameterError
+
+__all__ = ["simulate_design"]
+
+
+def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int = 1, level: float = 0.95,
+                    take: int | None = None, **options) -> dict:
+    """Coverage, Monte Carlo SE, mean width and misses of the design-based intervals (micro mean) over
+    ``reps`` samples of ``census`` (:class:`perdoc.table.DocTable`) under ``design``."""
+    from .frame import Frame
+    from .sampling import draw_sample
+    from .survey import SampleData, design_estimate, stage_fractions
+    n = np.asarray(census.n, dtype=float)
+    s = np.asarray(census.s, dtype=float) / census.scale
+    q = None if census.q is None else np.asarray(census.q, dtype=float) / census.scale ** 2
+    binary = q is not None and np.array_equal(q, s) and np.all((s >= 0) & (s <= n) & (s == np.round(s)))
+    if take is not None and not binary:
+        raise ParameterError("--take in a simulation needs a 0/1 metric (the chunks of a continuous census are "
+                             "not kept per chunk)")
+    if q is None:
+        raise ParameterError("the census needs the sums of squared scores")
+    truth = float(s.sum() / n.sum())
+    frame = Frame.from_arrays(census.doc, n)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    seeds = rng.integers(0, 2**62, size=reps)
+    pos = {d: i for i, d in enumerate(np.asarray(frame.doc).tolist())}
+    tally = {}
+    for r in range(reps):
+        smp = draw_sample(frame, design=design, k=k, seed=int(seeds[r]), **options)
+        idx = np.array([pos[d] for d in smp.doc.tolist()])
+        N = n[idx]
+        if take is None:
+            m, ss, qq = N, s[idx], q[idx]
+        else:
+            m = np.minimum(N, take)
+            ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
+                                    m.astype(np.int64)).astype(float)
+            qq = ss
+        f, _ = stage_fractions(smp.stratum, smp.prob, smp.draw)
+        data = SampleData(doc=smp.doc.astype(str), draw=smp.draw, stratum=smp.stratum.astype(str), prob=smp.prob,
+                          N=N, m=m.astype(float), s=ss, q=qq, f=f)
+        est = design_estimate(data, level=level, bounded=binary or None)
+        for iv in est.intervals:
+            if iv.estimand != "micro":
+                continue
+            t = tally.setdefault(iv.method, {"hit": 0, "low": 0, "high": 0, "none": 0, "width": 0.0, "n": 0})
+            if iv.ci is None:
+                t["none"] += 1
+                continue
+            t["n"] += 1
+            t["width"] += iv.ci.high - iv.ci.low
+            if truth < iv.ci.low:
+                t["low"] += 1
+            elif truth > iv.ci.high:
+                t["high"] += 1
+            else:
+                t["hit"] += 1
+    out = {"design": design, "k": k, "take": take, "reps": reps, "level": level, "truth": truth, "methods": {}}
+    for method, t in tally.items():
+        cov = t["hit"] / reps   # a sample without an interval counts as a miss
+        out["methods"][f"micro.{method}"] = {
+            "coverage": cov, "mc_se": math.sqrt(max(cov * (1 - cov), 1e-12) / reps),
+            "mean_width": t["width"] / t["n"] if t["n"] else None,
+            "miss_low": t["low"] / reps, "miss_high": t["high"] / reps, "no_interval": t["none"] / reps}
+    return out
