@@ -113,6 +113,10 @@ def run_one(job):
     name, label, source, k, reps, replicates, seed = job[:7]
     from perdoc.simulate import simulate, simulate_pairs
     census = load(source)
+    if k >= census.K:  # a sample of every document has no sampling error: no cell
+        return {"census": name, "label": label, "k": k, "documents": census.K, "skipped": True, "seconds": 0.0,
+                "paired": source[0] == "pairs", "methods": {}, "recommended": {}, "truth": None,
+                "binary": None}
     t0 = time.perf_counter()
     paired = source[0] == "pairs"
     if paired:
@@ -231,6 +235,10 @@ def main(argv=None):
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = []
         for i, res in enumerate(pool.map(run_one, jobs), 1):
+            if res.get("skipped"):
+                print(f"[{i}/{len(jobs)}] {res['census']} K={res['k']}: skipped (K >= {res['documents']} documents)",
+                      file=sys.stderr)
+                continue
             results.append(res)
             print(f"[{i}/{len(jobs)}] {res['census']} K={res['k']}: {res['seconds']:.1f} s", file=sys.stderr)
     meta = {"reps": args.reps, "replicates": args.replicates, "seed": args.seed, "jobs": args.jobs,

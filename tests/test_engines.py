@@ -166,7 +166,9 @@ def test_params_engine_and_backend_keys(tmp_path):
         parse_params(base, base=tmp_path)
     del base["data"]["engine"], base["data"]["path"]
     base["data"]["backend"] = {"url": "duckdb://w.ddb", "table": "results"}
-    assert parse_params(base, base=tmp_path).data.backend == {"url": "duckdb://w.ddb", "table": "results"}
+    # a relative database file is relative to the params file's folder, as data.path is
+    assert parse_params(base, base=tmp_path).data.backend == {"url": f"duckdb://{tmp_path / 'w.ddb'}",
+                                                              "table": "results"}
 
 
 def test_adapter_hook_attaches_exclusions_and_notes(monkeypatch, frame):

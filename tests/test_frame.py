@@ -107,7 +107,7 @@ def test_estimate_and_simulate_agree_exactly(kind):
     ri = rep_intervals(c, k=10, reps=25, seed=4, replicates=0, frame=True)
     checked = 0
     simulated = [m for m in FRAME_METHODS if m in ri.low]
-    assert len(simulated) == (3 if kind == "unbounded" else 6)
+    assert len(simulated) == (4 if kind == "unbounded" else 8)
     for i in range(25):
         est = perdoc.estimate(c.take(ri.index[i]), replicates=0, frame=frame)
         assert est.population_size == c.K
@@ -342,22 +342,49 @@ def test_report_reads_the_frame_once_from_its_copy(tmp_path, sample_and_frame):
     assert snap.to_dict()["design"]["frame"] == "frame.csv"
 
 
-def test_policy_with_a_frame_the_rank_prediction_leads_from_ten_documents():
-    from perdoc.policy import FRAME_MIN_K
+def test_policy_with_a_frame_only_design_consistent_methods_lead():
+    """A frame adds alternatives and a warning, never a model-based headline: the prediction methods'
+    coverage falls as K grows where their model is wrong, so logit CR2 (the sample ratio) leads."""
     c = synthetic_census(size_sigma=1.5, size_rate_corr=0.5, documents=300, seed=4)
     frame = Frame.from_table(c)
     rng = np.random.default_rng(1)
-    big = c.take(rng.choice(c.K, FRAME_MIN_K + 5, replace=False))
-    small = c.take(rng.choice(c.K, FRAME_MIN_K - 2, replace=False))
-    assert default_method(estimate(big, replicates=0, frame=frame), "micro") == "logit_frame_rank"
-    assert default_method(estimate(big, replicates=0), "micro") == "logit_cr2"        # no frame
-    assert default_method(estimate(small, replicates=0, frame=frame), "micro") == "logit_cr2"
-    d = estimate(big, replicates=0, frame=frame).to_dict()
-    assert d["micro"]["logit_frame_rank"]["role"] == "primary" and d["micro"]["logit_cr2"]["role"] == "alternative"
-    # an unbounded score: the t interval of the same prediction
+    big = c.take(rng.choice(c.K, 15, replace=False))
+    est = estimate(big, replicates=0, frame=frame)
+    assert default_method(est, "micro") == "logit_cr2"
+    d = est.to_dict()
+    assert d["micro"]["logit_cr2"]["role"] == "primary"
+    for m in ("logit_frame_rank", "frame_rank", "greg", "logit_greg"):
+        assert d["micro"][m]["role"] == "alternative"
     u = DocTable.from_arrays(big.n, 3 * big.s - big.n, 9 * big.q - 6 * big.s + big.n, big.doc,
                              source={"metric": "score"})
-    assert default_method(estimate(u, replicates=0, frame=frame), "micro") == "frame_rank"
+    assert default_method(estimate(u, replicates=0, frame=frame), "micro") == "cr2"
+
+
+def test_frame_tail_warning_follows_the_expected_unseen_share():
+    from perdoc.frame import TAIL_WARN, expected_tail_share
+    equal = synthetic_census(size_sigma=0.0, documents=300, seed=4)
+    skewed = synthetic_census(size_sigma=2.0, documents=300, seed=4)
+    rng = np.random.default_rng(3)
+    for c, warn in ((equal, False), (skewed, True)):
+        frame = Frame.from_table(c)
+        est = estimate(c.take(rng.choice(c.K, 20, replace=False)), replicates=0, frame=frame)
+        tail = est.to_dict()["frame_tail"]
+        assert tail["warn"] is warn
+        assert tail["expected"] == pytest.approx(expected_tail_share(c.n, 20))
+        assert (tail["expected"] > TAIL_WARN) is warn
+    assert estimate(equal.take(np.arange(20)), replicates=0).frame_tail is None   # no frame, no tail
+
+
+def test_expected_tail_share_matches_simulation():
+    from perdoc.frame import expected_tail_share
+    rng = np.random.default_rng(0)
+    n = np.ceil(4 * rng.lognormal(0, 1.5, 400))
+    shares = []
+    for _ in range(3000):
+        i = rng.choice(n.size, 10, replace=False)
+        shares.append(n[n > n[i].max()].sum() / n.sum())
+    assert expected_tail_share(n, 10) == pytest.approx(np.mean(shares), abs=4 * np.std(shares) / np.sqrt(3000))
+    assert expected_tail_share(np.full(50, 3.0), 10) == 0.0
 
 
 def test_policy_frame_rank_gives_way_when_it_has_no_interval():
@@ -370,10 +397,9 @@ def test_policy_frame_rank_gives_way_when_it_has_no_interval():
     assert default_method(est, "micro") == "cr2"
 
 
-def test_with_a_frame_no_pseudo_population_decides_the_micro_headline(tmp_path):
-    """A pseudo-population built from the sample cannot hold the long documents a frame-aware interval
-    is for, so with a frame (and no census) it is not run for a micro study: the frame-aware default
-    leads, unchecked; a macro study still gets the pseudo-population check."""
+def test_with_a_frame_the_micro_headline_is_design_consistent(tmp_path):
+    """With a frame and no census the micro headline is no longer a prediction: the frame-aware
+    methods are alternatives, and the pseudo-population check runs as it does without a frame."""
     from perdoc import report
     from perdoc.params import load_params
     c = synthetic_census(size_sigma=1.5, size_rate_corr=-0.5, documents=120, seed=5)
@@ -392,11 +418,6 @@ def test_with_a_frame_no_pseudo_population_decides_the_micro_headline(tmp_path):
                    "design: {population: x, frame: frame.csv}\n"
                    f"estimand: {{kind: {kind}, why: the question}}\nintervals: {{replicates: 0}}\n")
         a = report._compute_analysis(load_params(p))
-        if kind == "micro":
-            assert report.frame_leads(a.estimates, "micro")
-            assert a.pseudo_simulation is None
-            h = a.headline
-            assert h.interval.method == "logit_frame_rank" and h.basis == "none" and not h.verified
-        else:
-            assert not report.frame_leads(a.estimates, "macro")
-            assert a.pseudo_simulation is not None and a.headline.basis == "pseudo-population"
+        assert not report.frame_leads(a.estimates, kind)
+        assert not a.headline.interval.method.startswith(("frame_", "logit_frame_"))
+        assert a.pseudo_simulation is not None and a.headline.basis == "pseudo-population"

@@ -337,7 +337,13 @@ def test_sweep_removes_only_perdoc_temporaries_of_dead_builds(tmp_path):
     (foreign_old / "thesis.tex").write_text("mine")
     user = tmp_path / ".tmp-user-1"
     user.mkdir()
-    removed = _sweep_stale(tmp_path)
+    import fcntl
+    held = os.open(alive / TMP_MARK, os.O_RDWR)     # a live build holds its mark's lock (the pid is not trusted)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        removed = _sweep_stale(tmp_path)
+    finally:
+        os.close(held)
     assert sorted(p.name for p in removed) == sorted([stale.name, old.name])
     assert not stale.exists() and not old.exists()
     assert alive.exists() and unmarked.exists() and foreign_old.exists() and user.exists()

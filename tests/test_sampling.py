@@ -216,3 +216,63 @@ def test_sample_of_a_million_document_frame_runs(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert len(pd.read_csv(tmp_path / "m.csv")) == 20
+
+
+# ------------------------------------------------------------------------ simulate and plan designs
+@pytest.fixture
+def census_files(tmp_path):
+    rng = np.random.default_rng(2)
+    M = 300
+    n = np.ceil(rng.lognormal(1.5, 1.8, M)).astype(int)
+    p = 1 / (1 + np.exp(-(-1 + 0.5 * np.log(n) + rng.normal(0, 1, M))))
+    docs = np.repeat([f"d{i}" for i in range(M)], n)
+    hits = (rng.random(n.sum()) < np.repeat(p, n)).astype(int)
+    pd.DataFrame({"doc": docs, "hit": hits}).to_csv(tmp_path / "census.csv", index=False)
+    pd.DataFrame({"doc": [f"d{i}" for i in range(M)], "n": n}).to_csv(tmp_path / "frame.csv", index=False)
+    return tmp_path
+
+
+def test_simulate_design_from_the_command_line(census_files, capsys):
+    t = census_files
+    assert main(["simulate", "--census", str(t / "census.csv"), "--doc", "doc", "--score", "hit", "--k", "10",
+                 "--design", "pps", "--take", "5", "--reps", "60", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["design"] == "pps" and out["take"] == 5 and out["reps"] == 60
+    m = out["methods"]["micro.logit_design"]
+    assert 0 <= m["coverage"] <= 1 and m["mean_width"] > 0 and out["labels_mean"] <= 50
+    assert main(["simulate", "--census", str(t / "census.csv"), "--doc", "doc", "--score", "hit",
+                 "--design", "pps"]) == 2
+    assert "--k" in capsys.readouterr().err
+
+
+def test_plan_compares_designs_and_recommends_one_that_holds(census_files, capsys):
+    t = census_files
+    assert main(["plan", "--frame", str(t / "frame.csv"), "--doc", "doc", "--census", str(t / "census.csv"),
+                 "--score", "hit", "--take", "10", "--budget", "400", "--ks", "10,20", "--reps", "80",
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert {r["design"] for r in res["rows"]} == {"srs", "stratified", "pps", "certainty"}
+    rec = res["recommended"]
+    if rec is not None:
+        chosen = [r for r in res["rows"] if r["design"] == rec["design"] and r["k"] <= rec["k"]]
+        assert all(r["holds"] for r in chosen) and rec["cost"] <= 400
+    # both a target and a budget, or neither: refused in one line
+    for extra in ([], ["--budget", "10", "--half-width", "0.1"]):
+        assert main(["plan", "--frame", str(t / "frame.csv"), "--doc", "doc", "--census", str(t / "census.csv"),
+                     "--score", "hit", "--reps", "5", *extra]) == 2
+        assert "either --half-width" in capsys.readouterr().err
+
+
+def test_plan_from_a_pilot_builds_a_planning_population(census_files):
+    from perdoc.design_plan import planning_population
+    from perdoc.frame import read_frame
+    from perdoc.io import load_chunks
+    t = census_files
+    frame = read_frame(t / "frame.csv", "doc")
+    census = load_chunks(t / "census.csv", doc="doc", score="hit")
+    pilot = census.take(np.arange(0, census.K, 10))
+    pop = planning_population(frame, pilot)
+    assert pop.K == frame.M and np.array_equal(pop.n, frame.n)
+    assert np.all((pop.s >= 0) & (pop.s <= pop.n))
+    again = planning_population(frame, pilot)
+    assert np.array_equal(again.s, pop.s)

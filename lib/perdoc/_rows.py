@@ -282,8 +282,8 @@ def _similar_ids(docs, col: str, label: str, allow: bool, *, distinct: bool = Tr
     members: dict[str, list] = {}
     for v, k in zip(ids, keys):
         members.setdefault(k, []).append(v)
-    groups = [list(dict.fromkeys(g)) for g in members.values()]
-    groups = [g for g in groups if len(g) > 1]
+    # members and groups in sorted order, so the examples do not depend on the order of the rows
+    groups = sorted(sorted(set(g)) for g in members.values() if len(set(g)) > 1)
     if not groups:
         return {}
     examples = [[str(v) for v in g[:3]] for g in groups[:_SIMILAR_EXAMPLES]]
@@ -294,6 +294,24 @@ def _similar_ids(docs, col: str, label: str, allow: bool, *, distinct: bool = Tr
                          "(allow_similar_ids=True in Python, data.allow_similar_ids: true in a params file) to keep "
                          "them as different documents")
     return {"similar_ids": {"groups": len(groups), "examples": examples}}
+
+
+def _similar_hint(missing, known, where: str) -> str:
+    """``"; 'D1' matches 'd1' of {where} only once ..."`` for the first of the ``missing`` ids that equals
+    an id of ``known`` after setting aside surrounding spaces, letter case and Unicode form (the rule of
+    :func:`_similar_ids`), else ``""``. O(len(known) + len(missing))."""
+    if not len(missing):
+        return ""
+    keys = {}
+    for v in np.asarray(known, dtype=object).tolist():
+        if v is not None:
+            keys.setdefault(_id_key(str(v)), str(v))
+    for v in missing:
+        match = keys.get(_id_key(str(v)))
+        if match is not None and match != str(v):
+            return (f"; {_short(v, 24)!r} matches {_short(match, 24)!r} of {where} only once surrounding spaces, "
+                    "letter case and Unicode form are set aside: write the ids the same way in both")
+    return ""
 
 
 def _format_of(path: str, fmt: str | None, *, stream: bool = False) -> tuple[str, bool]:

@@ -63,6 +63,15 @@ _LABELS_ES = {
     "in [0, 1]":
         "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro del marco, error estándar "
         "HC2, grados de libertad de Bell-McCaffrey, escala logit, en [0; 1]",
+    "frame: GREG (calibrated to the frame's documents and chunks), design-based se, K-2 df":
+        "marco muestral: GREG (calibrado a los documentos y fragmentos del marco), error estándar según el "
+        "diseño, K-2 grados de libertad",
+    "frame: GREG (calibrated to the frame's documents and chunks), design-based se, K-2 df, logit scale, in [0, 1]":
+        "marco muestral: GREG (calibrado a los documentos y fragmentos del marco), error estándar según el "
+        "diseño, K-2 grados de libertad, escala logit, en [0; 1]",
+    "design-based (Hajek ratio)": "según el diseño (razón de Hájek)",
+    "design-based (weighted document rates)": "según el diseño (tasas por documento ponderadas)",
+    "design-based, on the logit scale": "según el diseño, en escala logit",
     "t on per-document differences (documents scored by both)":
         "t sobre las diferencias por documento (documentos evaluados con ambos sistemas)",
 }

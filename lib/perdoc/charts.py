@@ -143,6 +143,9 @@ _SHORT = {
     "logit_frame_loglinear": ("logit frame, rate linear in log size", "marco logit, tasa lineal en log del tamaño"),
     "frame_rank": ("frame, rate linear in size rank", "marco, tasa lineal en el rango del tamaño"),
     "logit_frame_rank": ("logit frame, rate linear in size rank", "marco logit, tasa lineal en el rango del tamaño"),
+    "greg": ("frame GREG, design-based", "marco GREG, según el diseño"),
+    "logit_greg": ("logit frame GREG, design-based", "marco GREG logit, según el diseño"),
+    "logit_design": ("design-based, logit t", "según el diseño, t logit"),
 }
 
 

@@ -300,6 +300,25 @@ def signed(x, spec: str = ".4f", language: str | None = None) -> str:
     return i18n.signed(x, spec, lang=_lang(language))
 
 
+def input_rows(analysis) -> list[tuple[str, str]]:
+    """The design section's rows about the input, in the current language: the file, its size, format
+    and SHA-256; or, for a table of a database (``data.backend``), the table, the URL without its
+    secrets and the SHA-256 of the per-document table aggregated from it (``documents.csv``)."""
+    from .i18n import L, integer
+    info = analysis.input
+    if info.get("backend"):
+        b = info["backend"]
+        return [(L("Input table", "Tabla de entrada"),
+                 L(f"{b['table']} at {b['url']} (a database, not a file)",
+                   f"{b['table']} en {b['url']} (una base de datos, no un archivo)")),
+                (L("SHA-256 of the per-document table", "SHA-256 de la tabla por documento"),
+                 L(f"{info.get('documents_sha256') or '—'} (documents.csv, aggregated from the table)",
+                   f"{info.get('documents_sha256') or '—'} (documents.csv, agregada a partir de la tabla)"))]
+    return [(L("Input file", "Archivo de entrada"),
+             f"{info['file']} ({integer(info['bytes'])} bytes, {info['format']})"),
+            (L("Input SHA-256", "SHA-256 de la entrada"), info["sha256"])]
+
+
 def design_text(analysis, language: str | None = None) -> str:
     """The sampling design in words, with the sampling fraction at each stage or in each stratum: in
     English :func:`perdoc.report.design_description`, in Spanish the same facts in Spanish."""
@@ -450,7 +469,16 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     elif estimates.population_size is not None and int(M) != estimates.population_size:
         raise ParameterError(f"design population_size M = {M} differs from the M = "
                              f"{estimates.population_size} the estimates were computed with")
-    if M is not None:
+    drawn = (estimates.design or {}).get("sampling") == "drawn"
+    if drawn:   # a sample drawn by perdoc sample: the manifest's probabilities, not one fraction
+        Mf = (estimates.design or {}).get("documents_in_frame")
+        size = T(f"{'M = ' + n_(Mf) + ' documents in the frame, ' if Mf else ''}{n_(K)} document draws, each "
+                 "weighted by the inverse of its inclusion probability from the manifest (the finite population "
+                 "correction of each stratum follows from the design)",
+                 f"{'M = ' + n_(Mf) + ' documentos en el marco, ' if Mf else ''}{n_(K)} extracciones de documentos, "
+                 "cada una ponderada por la inversa de su probabilidad de inclusión del manifiesto (la corrección "
+                 "por población finita de cada estrato se deduce del diseño)")
+    elif M is not None:
         if isinstance(M, bool) or not float(M).is_integer() or int(M) < K:
             raise ParameterError(f"design population_size must be a whole number >= K = {K} (got {M!r})")
         M = int(M)

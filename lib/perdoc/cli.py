@@ -54,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--write-table", metavar="PATH",
                    help="also write the per-document table (.csv or .parquet), its id column named as --doc")
+    e.add_argument("--sample", metavar="MANIFEST.csv",
+                   help="the manifest of perdoc sample: DATA holds the labelled units (the --doc column, the "
+                        "--score column, and the manifest's chunk and draw columns when it has them); the "
+                        "design-based estimate of that design is given")
+    e.add_argument("--nonresponse", action="store_true",
+                   help="with --sample: units of the manifest left without a label are counted as nonresponse "
+                        "(default: refused)")
     _add_trec_flags(e)
     _add_input_flags(e)
 
@@ -90,8 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--estimand", choices=["macro", "micro"], help="which mean (taken from --params if given)")
     pl.add_argument("--sd", type=_number("--sd"), metavar="S",
                     help="spread: sd of document rates (macro) or sd(u_d)/mean(n_d) (micro)")
-    pl.add_argument("--half-width", type=_number("--half-width"), required=True, metavar="H",
-                    help="target half-width of the interval")
+    pl.add_argument("--half-width", type=_number("--half-width"), default=None, metavar="H",
+                    help="target half-width of the interval (required, except with --frame and --budget)")
     pl.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
                     help="documents in the population (finite population correction; default: the params "
                          "file's design.population_size, else none)")
@@ -108,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "--params, the CR2 df of K documents sized like the pilot's; k-1 for the macro mean and "
                          "with --sd); k-1 plans the micro mean with t, K - 1 df and sd(u_d)/mean(n_d)")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
+    from .cli_sample import add_plan_design_flags
+    add_plan_design_flags(pl, _number, _integer)
 
     sm = sub.add_parser("simulate", help="which interval holds its level on your data: coverage by simulation",
                         description="Draw repeated samples of K documents from a census (or a pilot treated as "
@@ -134,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the size of every population document is known (the census is the frame): also "
                          "simulate the frame-aware micro methods (on with the params key design.frame)")
     _add_input_flags(sm, census=True)
+    from .cli_sample import add_design_flags
+    add_design_flags(sm, _number, _integer)
+
+    from .cli_sample import add_sample_parser
+    add_sample_parser(sub, _number, _integer)
 
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
@@ -279,11 +293,16 @@ def main(argv=None) -> int:
     try:
         return _run(argv)
     except (PerdocError, _UsageError) as err:
-        print(f"perdoc: error: {err}" if isinstance(err, PerdocError) else str(err), file=sys.stderr)
+        # one line, without secrets (perdoc.redact) and with control characters escaped
+        from .redact import safe_line
+        print(safe_line(f"perdoc: error: {err}" if isinstance(err, PerdocError) else str(err)), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("perdoc: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        # a report build stopped by SIGTERM or SIGINT (perdoc.report.BuildInterrupted) has cleaned up
+        # after itself and says so; the status is the shell's for a signal: 128 + its number
+        signum = getattr(err, "signum", 2)
+        print(f"perdoc: {err}" if hasattr(err, "signum") else "perdoc: interrupted", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:  # e.g. `perdoc estimate ... | head`: the reader left; exit quietly
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -306,6 +325,9 @@ def _run(argv) -> int:
         return _plan(args)
     if args.command == "simulate":
         return _simulate(args)
+    if args.command == "sample":
+        from .cli_sample import run_sample
+        return run_sample(args)
     build_parser().print_help(sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -316,6 +338,9 @@ def _estimate(args) -> int:
 
     if args.params is not None:
         return _estimate_params(args)
+    if args.sample is not None:
+        from .cli_sample import run_estimate_sample
+        return run_estimate_sample(args, format_estimates, _print_text)
     table = _adapted_input(args)
     aggregated = False
     doc_name = args.doc or "doc"
@@ -327,7 +352,7 @@ def _estimate(args) -> int:
     frame = None
     if args.frame is not None:
         from .frame import read_frame
-        frame = read_frame(args.frame, doc_name)
+        frame = read_frame(args.frame, doc_name, allow_similar_ids=args.allow_similar_ids)
     result = estimate(table, level=0.95 if args.level is None else args.level, population_size=pop,
                       replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
                       seed=DEFAULT_SEED if args.seed is None else args.seed, frame=frame)
@@ -403,7 +428,7 @@ def _print_estimates(args, result, table, aggregated) -> None:
         out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in table.exclusions]
         print(json.dumps(out, indent=2, sort_keys=False))
     else:
-        print(format_estimates(result, table))
+        _print_text(format_estimates(result, table))
 
 
 def _compare(args) -> int:
@@ -431,7 +456,7 @@ def _compare(args) -> int:
         out["input"] = dict(pairs.source)
         print(json.dumps(out, indent=2))
     else:
-        print(format_comparison(result, pairs))
+        _print_text(format_comparison(result, pairs))
     return 0
 
 
@@ -448,14 +473,14 @@ def _compare_pairs(args, pairs) -> int:
         out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
         print(json.dumps(out, indent=2))
     else:
-        print(format_comparison(result, pairs))
+        _print_text(format_comparison(result, pairs))
     return 0
 
 
 def format_comparison(result, pairs) -> str:
     a, b = result.names
     d = result.to_dict()
-    lines = [f"perdoc compare: {pairs.source.get('path') or '<data>'}",
+    lines = [f"perdoc compare: {_source_name(pairs.source)}",
              f"{a} - {b}; K = {result.K} documents, N = {result.N:g} measurements, level = {result.level:g}; "
              + ("paired" if result.paired else "unpaired (delta method)"), ""]
     for estimand in ("micro", "macro"):
@@ -510,6 +535,11 @@ def _fmt(x):
 
 def _plan(args) -> int:
     from .errors import ParameterError
+    if args.frame is not None:
+        from .cli_sample import run_plan_designs
+        return run_plan_designs(args, _print_text)
+    if args.half_width is None:
+        raise ParameterError("missing --half-width (the target half-width of the interval)")
     from .plan import DF_RULES, SPREAD_RULES, df_rule_key, pilot_inputs, plan_k, spread_problem
     estimand, sd, M, level = args.estimand, args.sd, args.population_size, args.level
     rule = df_rule_key(args.df_rule)
@@ -592,7 +622,7 @@ def _plan(args) -> int:
         if design_note:
             lines.append(f"note: {design_note}")
         lines.append("note: an approximation (it ignores skewness): check the planned design by simulation")
-        print("\n".join(lines))
+        _print_text("\n".join(lines))
     return 0
 
 
@@ -619,8 +649,13 @@ def _simulate(args) -> int:
     from .io import load_chunks, load_pairs
     from .simulate import simulate, simulate_pairs
 
+    if args.design is not None:
+        from .cli_sample import run_simulate_design
+        return run_simulate_design(args, _print_text)
     progress = _progress_bar() if sys.stderr.isatty() else None
     if args.params is not None:
+        from pathlib import Path
+
         from .params import Simulation, load_params
         from .study import load_study_census, load_study_table, simulation_design
         study = load_params(args.params)
@@ -636,7 +671,7 @@ def _simulate(args) -> int:
         data = study.data
         data = replace(data, format=args.format or data.format, metric=args.metric or data.metric,
                        allow_similar_ids=args.allow_similar_ids or data.allow_similar_ids)
-        study = replace(study, data=data, census=type(study.data.path)(census_path), simulation=sim)
+        study = replace(study, data=data, census=Path(census_path), simulation=sim)
         options = {"fmt": data.format, "metric": data.metric, "allow_similar_ids": data.allow_similar_ids,
                    **_engine_options(args)}
         if options["engine"] is None and options["backend"] is None:
@@ -679,7 +714,7 @@ def _simulate(args) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print(format_simulation(result))
+        _print_text(format_simulation(result))
     return 0
 
 
@@ -716,18 +751,35 @@ def _report(args) -> int:
     failed = 0
     for params_file, ok, message in results:
         if ok:
-            print(f"{params_file}: wrote {message}")
+            _print_text(f"{params_file}: wrote {message}")
         else:
             failed += 1
-            print(f"perdoc: error: {message}", file=sys.stderr)
+            _print_text(f"perdoc: error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT if failed else 0
+
+
+def _print_text(text: str, file=None) -> None:
+    """Print plain-text output line by line, each without secrets and with control characters escaped
+    (a column name or id holding a terminal escape sequence is shown, not run)."""
+    from .redact import safe_line
+    print("\n".join(safe_line(line) for line in str(text).split("\n")), file=file or sys.stdout)
+
+
+def _source_name(source: dict) -> str:
+    """What the data were: the file, or the table and the URL (without secrets) of a backend."""
+    if source.get("path"):
+        return str(source["path"])
+    if source.get("table"):
+        from .redact import redact_url
+        url = source.get("url")
+        return f"table {source['table']} at {redact_url(url)}" if url else f"table {source['table']}"
+    return "<data>"
 
 
 def format_estimates(result, table) -> str:
     """A readable plain-text table of every estimate and interval."""
     lines = []
-    src = table.source.get("path", "<data>")
-    lines.append(f"perdoc estimate: {src}")
+    lines.append(f"perdoc estimate: {_source_name(table.source)}")
     lines.append(f"K = {result.K} documents, N = {result.N:g} measurements, level = {result.level:g}"
                  + (f", population M = {result.population_size}" if result.population_size else ""))
     lines.append("")
@@ -758,6 +810,8 @@ def format_estimates(result, table) -> str:
                 extra += "  <- not an interval: the set has several pieces"
             if iv.out_of_range:
                 extra += f"  <- OUT OF RANGE [{iv.metric_range[0]:g}, {iv.metric_range[1]:g}]"
+            if iv.estimate is not None and est is not None and abs(iv.estimate - est) > 1e-12 * max(1.0, abs(est)):
+                extra += f"  (its own estimate {iv.estimate:.6g})"
             lines.append(f"  {iv.method:<14} {iv.label:<46} {se:>9} {df:>7}  {ci}{extra}")
         lines.append("")
     d = result.diagnostics
@@ -767,6 +821,10 @@ def format_estimates(result, table) -> str:
     lines.append(f"  documents at rate 0: {d.frac_rate_0:.1%}   at rate 1: {d.frac_rate_1:.1%}")
     for note in result.notes:
         lines.append(f"note: {note}")
+    tail = getattr(result, "frame_tail", None)
+    if tail and tail.get("warn"):
+        from .frame import tail_warning
+        lines.append(f"warning: {tail_warning(tail, result.K)}")
     lines += _input_notes(table.source)
     lines += _exclusion_lines(table.exclusions)
     return "\n".join(lines)

@@ -6,7 +6,116 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["add_sample_parser", "run_sample", "run_estimate_sample"]
+__all__ = ["add_plan_design_flags", "run_plan_designs", "add_sample_parser", "run_sample", "run_estimate_sample", "add_design_flags", "run_simulate_design"]
+
+
+def add_plan_design_flags(p, number, integer) -> None:
+    """``perdoc plan --frame FRAME``: compare the designs on the frame."""
+    p.add_argument("--frame", metavar="FILE", default=None,
+                   help="plan the design: the frame (one row per population document, --doc and its size) and "
+                        "--census (or --pilot-data) compare simple random, size-stratified, PPS and take-all designs "
+                        "by simulation")
+    p.add_argument("--doc", default=None, help="with --frame: the document id column")
+    p.add_argument("--frame-n", default="n", metavar="COL", help="with --frame: the size column (default n)")
+    p.add_argument("--census", default=None, metavar="FILE",
+                   help="with --frame: a census, one row per chunk (--doc, --score): the designs are simulated on it")
+    p.add_argument("--pilot-data", default=None, metavar="FILE",
+                   help="with --frame: a labelled pilot, one row per chunk: a planning population over the frame "
+                        "takes each document's rate from the pilot document nearest in size (anticipated)")
+    p.add_argument("--score", default=None, help="with --census or --pilot-data: the 0/1 score column")
+    p.add_argument("--take", type=integer("--take"), default=None, metavar="M",
+                   help="with --frame: label M chunks of each drawn document")
+    p.add_argument("--budget", type=number("--budget"), default=None,
+                   help="with --frame: what the labels may cost (--cost-doc per document, --cost-chunk per chunk); "
+                        "instead of --half-width")
+    p.add_argument("--cost-doc", type=number("--cost-doc"), default=0.0, help="cost of one drawn document (default 0)")
+    p.add_argument("--cost-chunk", type=number("--cost-chunk"), default=1.0,
+                   help="cost of one labelled chunk (default 1: the budget counts labels)")
+    p.add_argument("--ks", default="5,10,20,40", help="with --frame: documents per sample to try (default 5,10,20,40)")
+    p.add_argument("--designs", default="srs,stratified,pps,certainty",
+                   help="with --frame: the designs to compare (default all four)")
+    p.add_argument("--reps", type=integer("--reps"), default=400,
+                   help="with --frame: simulated samples per design and K (default 400)")
+    p.add_argument("--seed", type=integer("--seed"), default=1, help="with --frame: seed of the simulation")
+
+
+def run_plan_designs(args, print_text=print) -> int:
+    from .design_plan import plan_designs, planning_population
+    from .errors import ParameterError
+    from .frame import read_frame
+    from .io import load_chunks
+    from .sampling import DESIGNS
+    if args.doc is None or args.score is None or (args.census is None) == (args.pilot_data is None):
+        raise ParameterError("--frame needs --doc, --score and one of --census or --pilot-data")
+    for flag, v in (("--params", args.params), ("--sd", args.sd)):
+        if v is not None:
+            raise ParameterError(f"{flag} does not go with --frame")
+    try:
+        ks = tuple(int(x) for x in str(args.ks).split(","))
+    except ValueError:
+        raise ParameterError(f"--ks must be whole numbers separated by commas, got {args.ks!r}") from None
+    designs = tuple(x.strip() for x in str(args.designs).split(",") if x.strip())
+    bad = [d for d in designs if d not in DESIGNS]
+    if bad or not designs:
+        raise ParameterError(f"--designs: {bad[0] if bad else '(none)'!r} is not one of {', '.join(DESIGNS)}")
+    frame = read_frame(args.frame, args.doc, n_col=args.frame_n)
+    if args.census is not None:
+        census = load_chunks(args.census, doc=args.doc, score=args.score)
+        frame.check(census)
+        if census.K != frame.M:
+            raise ParameterError(f"--census holds {census.K:,} documents but the frame {frame.M:,}: a census scores "
+                                 "every document of the frame (give a sample as --pilot-data)")
+        basis = "census"
+    else:
+        pilot = load_chunks(args.pilot_data, doc=args.doc, score=args.score)
+        frame.check(pilot)
+        census = planning_population(frame, pilot)
+        basis = "pilot"
+    level = 0.95 if args.level is None else args.level
+    res = plan_designs(census, ks=ks, designs=designs, take=args.take, half_width=args.half_width, budget=args.budget,
+                       cost_doc=args.cost_doc, cost_chunk=args.cost_chunk, reps=args.reps, seed=args.seed,
+                       level=level, basis=basis)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    target = (f"half-width {args.half_width:g}" if args.half_width is not None else f"budget {args.budget:g}")
+    lines = [f"perdoc plan: designs on the frame {args.frame} ({frame.M:,} documents), simulated on "
+             + ("the census" if basis == "census" else "a planning population made from the pilot (anticipated)")
+             + f"; {res['reps']} samples per cell; target: {target}",
+             f"  {'design':<11} {'K':>4} {'labels':>8} {'cost':>9} {'half-width':>11} {'coverage':>9}  "]
+    for r in res["rows"]:
+        if "error" in r:
+            lines.append(f"  {r['design']:<11} {r['k']:>4}  not possible: {r['error']}")
+            continue
+        hw = "" if r["half_width"] is None else f"{r['half_width']:.4f}"
+        flag = "" if r["holds"] else f"  <- below {level:.0%}"
+        lines.append(f"  {r['design']:<11} {r['k']:>4} {r['labels']:>8.0f} {r['cost']:>9.0f} {hw:>11} "
+                     f"{r['coverage']:>9.3f}{flag}")
+    rec = res["recommended"]
+    if rec is None:
+        lines.append("no design reaches the target with its coverage holding: try larger K (--ks) or a larger budget")
+    else:
+        lines.append(f"recommended: --design {rec['design']} --k {rec['k']}" + (f" --take {args.take}" if args.take else "")
+                     + f" (half-width {rec['half_width']:.4f}, coverage {rec['coverage']:.3f}, about "
+                     f"{rec['labels']:.0f} labels)")
+    print_text("\n".join(lines))
+    return 0
+
+
+def add_design_flags(p, number, integer) -> None:
+    """``perdoc simulate --design ...``: simulate a drawn design on the census instead of simple random
+    sampling."""
+    from .sampling import DESIGNS
+    p.add_argument("--design", choices=DESIGNS, default=None,
+                   help="simulate drawing the documents with this design (as perdoc sample does) and its "
+                        "design-based interval, with the census as the frame")
+    p.add_argument("--take", type=integer("--take"), default=None, metavar="M",
+                   help="with --design: label M chunks of each drawn document (a 0/1 metric)")
+    p.add_argument("--with-replacement", action="store_true", help="with --design pps: draws with replacement")
+    p.add_argument("--strata", type=integer("--strata"), default=4, metavar="H",
+                   help="with --design stratified: size strata (default 4)")
+    p.add_argument("--remainder", choices=["srs", "pps"], default="srs",
+                   help="with --design certainty: how the rest is drawn (default srs)")
 
 
 def add_sample_parser(sub, number, integer) -> None:
@@ -50,13 +159,16 @@ def add_sample_parser(sub, number, integer) -> None:
                    help="anticipated intra-document correlation used to size strata and the certainty cut "
                         "(default 0.1)")
     p.add_argument("--json", action="store_true", help="print the design summary as one JSON object")
+    p.add_argument("--allow-similar-ids", action="store_true",
+                   help="keep frame ids that differ only in spaces, case or Unicode form as different "
+                        "documents (default: refuse them)")
 
 
 def run_sample(args) -> int:
     from .frame import read_frame
     from .sample_io import manifest_json_path, write_manifest
     from .sampling import DEFAULT_ICC, draw_sample
-    frame = read_frame(args.frame, args.doc, n_col=args.frame_n)
+    frame = read_frame(args.frame, args.doc, n_col=args.frame_n, allow_similar_ids=args.allow_similar_ids)
     allocation = args.allocation or ("cost" if (args.cost_doc is not None or args.cost_chunk is not None)
                                      else "neyman")
     sample = draw_sample(frame, design=args.design, k=args.k, seed=args.seed, take=args.take, strata=args.strata,
@@ -84,7 +196,14 @@ def run_sample(args) -> int:
 def _file_facts(path) -> dict:
     import hashlib
     from pathlib import Path
+    import stat
     p = Path(path)
+    try:
+        regular = stat.S_ISREG(p.stat().st_mode)
+    except OSError:
+        regular = False
+    if not regular:   # a pipe or device was read once already; it cannot be hashed again
+        return {"file": p.name, "bytes": None, "sha256": None, "note": "not a regular file: not hashed"}
     h = hashlib.sha256()
     size = 0
     with open(p, "rb") as f:
@@ -94,8 +213,9 @@ def _file_facts(path) -> dict:
     return {"file": p.name, "bytes": size, "sha256": h.hexdigest()}
 
 
-def run_estimate_sample(args) -> int:
-    """``perdoc estimate LABELS --doc ID --score COL --sample MANIFEST.csv``."""
+def run_estimate_sample(args, format_estimates, print_text=print) -> int:
+    """``perdoc estimate LABELS --doc ID --score COL --sample MANIFEST.csv``; ``format_estimates`` and
+    ``print_text`` are the command line's own (passed in, so this module does not import it)."""
     from .errors import ParameterError
     from .estimate import check_level
     from .sample_io import read_table_file
@@ -108,7 +228,7 @@ def run_estimate_sample(args) -> int:
             raise ParameterError(f"{flag} does not go with --sample: the manifest carries the design, the "
                                  "population and the sizes")
     level = check_level(0.95 if args.level is None else args.level)
-    manifest = read_manifest(args.sample, args.doc)
+    manifest = read_manifest(args.sample, args.doc, allow_similar_ids=args.allow_similar_ids)
     labels = read_table_file(args.data, "the labels")
     data = load_sample(labels, manifest, doc=args.doc, score=args.score, nonresponse=args.nonresponse,
                        manifest_path=str(args.sample), labels_path=f"the labels {args.data}")
@@ -123,11 +243,39 @@ def run_estimate_sample(args) -> int:
                         "units_labelled": int(data.m.sum()), "documents": data.K}
         print(json.dumps(out, indent=2))
         return 0
-    from .cli import format_estimates
     from .table import DocTable
     table = DocTable.from_arrays(data.m, data.s, data.q, doc=[f"{d}#{r}" for d, r in zip(data.doc, data.draw)],
                                  source={"path": f"{args.data} (manifest {args.sample})"})
-    print(format_estimates(result, table))
+    print_text(format_estimates(result, table))
+    return 0
+
+
+def run_simulate_design(args, print_text=print) -> int:
+    """``perdoc simulate --census FILE --doc ID --score COL --k K --design D [--take M]``."""
+    from .design_sim import simulate_design
+    from .errors import ParameterError
+    from .io import load_chunks
+    if args.params is not None or args.vs is not None:
+        raise ParameterError("--design simulates one system from --census, --doc and --score (not --params or --vs)")
+    if args.census is None or args.doc is None or args.score is None or args.k is None:
+        raise ParameterError("--design needs --census, --doc, --score and --k")
+    census = load_chunks(args.census, doc=args.doc, score=args.score, fmt=args.format, metric=args.metric,
+                         allow_similar_ids=args.allow_similar_ids)
+    res = simulate_design(census, design=args.design, k=args.k, reps=2000 if args.reps is None else args.reps,
+                          seed=1 if args.seed is None else args.seed, level=0.95 if args.level is None else args.level,
+                          take=args.take, with_replacement=args.with_replacement, strata=args.strata,
+                          remainder=args.remainder)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    lines = [f"perdoc simulate: {args.design} design, K = {args.k}" + (f", {args.take} chunks each" if args.take else "")
+             + f", {res['reps']} samples of {args.census}; census micro mean {res['truth']:.6g}",
+             f"  {'method':<14} {'coverage':>9} {'MC SE':>7} {'mean width':>11} {'miss low':>9} {'miss high':>9}"]
+    for m, v in res["methods"].items():
+        w = "" if v["mean_width"] is None else f"{v['mean_width']:.4g}"
+        lines.append(f"  {m.split('.', 1)[1]:<14} {v['coverage']:>9.3f} {v['mc_se']:>7.3f} {w:>11} "
+                     f"{v['miss_low']:>9.3f} {v['miss_high']:>9.3f}")
+    print_text("\n".join(lines))
     return 0
 
 

@@ -36,11 +36,13 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
     if q is None:
         raise ParameterError("the census needs the sums of squared scores")
     truth = float(s.sum() / n.sum())
-    frame = Frame.from_arrays(census.doc, n)
+    truths = {"micro": truth, "macro": float(np.mean(s / n))}
+    frame = Frame.from_arrays(census.doc, n, allow_similar_ids=True)   # the census's ids: checked when loaded
     rng = np.random.Generator(np.random.PCG64(seed))
     seeds = rng.integers(0, 2**62, size=reps)
     pos = {d: i for i, d in enumerate(np.asarray(frame.doc).tolist())}
     tally = {}
+    labels = 0.0
     for r in range(reps):
         smp = draw_sample(frame, design=design, k=k, seed=int(seeds[r]), **options)
         idx = np.array([pos[d] for d in smp.doc.tolist()])
@@ -52,30 +54,46 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
             ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
                                     m.astype(np.int64)).astype(float)
             qq = ss
+        labels += float(np.sum(m))
         f, _ = stage_fractions(smp.stratum, smp.prob, smp.draw)
         data = SampleData(doc=smp.doc.astype(str), draw=smp.draw, stratum=smp.stratum.astype(str), prob=smp.prob,
                           N=N, m=m.astype(float), s=ss, q=qq, f=f)
         est = design_estimate(data, level=level, bounded=binary or None)
         for iv in est.intervals:
-            if iv.estimand != "micro":
-                continue
-            t = tally.setdefault(iv.method, {"hit": 0, "low": 0, "high": 0, "none": 0, "width": 0.0, "n": 0})
+            t = tally.setdefault(f"{iv.estimand}.{iv.method}",
+                                 {"hit": 0, "low": 0, "high": 0, "none": 0, "width": 0.0, "n": 0})
+            value = truths[iv.estimand]
             if iv.ci is None:
                 t["none"] += 1
                 continue
             t["n"] += 1
             t["width"] += iv.ci.high - iv.ci.low
-            if truth < iv.ci.low:
+            if value < iv.ci.low:
                 t["low"] += 1
-            elif truth > iv.ci.high:
+            elif value > iv.ci.high:
                 t["high"] += 1
             else:
                 t["hit"] += 1
-    out = {"design": design, "k": k, "take": take, "reps": reps, "level": level, "truth": truth, "methods": {}}
+    out = {"design": design, "k": k, "take": take, "reps": reps, "level": level, "truth": truth,
+           "truth_macro": truths["macro"], "labels_mean": labels / reps, "methods": {}}
     for method, t in tally.items():
         cov = t["hit"] / reps   # a sample without an interval counts as a miss
-        out["methods"][f"micro.{method}"] = {
+        out["methods"][method] = {
             "coverage": cov, "mc_se": math.sqrt(max(cov * (1 - cov), 1e-12) / reps),
             "mean_width": t["width"] / t["n"] if t["n"] else None,
-            "miss_low": t["low"] / reps, "miss_high": t["high"] / reps, "no_interval": t["none"] / reps}
+            "miss_low": t["low"] / reps, "miss_high": t["high"] / reps, "no_interval": t["none"] / reps,
+            "infinite": 0.0, "rmse": float("nan"), "n": t["n"]}
     return out
+
+
+def as_simulation_result(res: dict, *, seed: int):
+    """:func:`simulate_design`'s result as a :class:`perdoc.simulate.SimulationResult` (what a report's
+    headline is chosen from)."""
+    from .simulate import SimulationResult, recommend
+    rec, notes = recommend(res["methods"], res["level"])
+    design = {"sampling": "drawn", "design": res["design"], "take": res["take"], "labels_mean": res["labels_mean"]}
+    return SimulationResult(methods=res["methods"], truth={"micro": res["truth"], "macro": res["truth_macro"]},
+                            k=res["k"], reps=res["reps"], seed=seed, level=res["level"], design=design,
+                            recommended=rec, recommendation_notes=notes,
+                            notes=(f"samples drawn as the study's own: {res['design']} design, K = {res['k']}"
+                                   + (f", {res['take']} chunks each" if res["take"] else ""),))

@@ -41,6 +41,15 @@ def _whole(x) -> bool:
     return math.isfinite(x) and x.is_integer()
 
 
+def _some(names, shown: int = 5) -> str:
+    """The first few names, quoted, and how many more (a message stays one short line)."""
+    names = list(names)
+    if not names:
+        return "none"
+    more = f", ... ({len(names) - shown} more)" if len(names) > shown else ""
+    return ", ".join(map(repr, names[:shown])) + more
+
+
 class StratumSummary(dict):
     """Per-stratum counts for the report: name -> {M_h, k_h, fraction, n, weight}."""
 
@@ -58,26 +67,80 @@ def _t_interval(estimand, method, label, est, se, df, level, notes=()) -> Interv
 def stratified_batch(n, s, groups):
     """The stratified estimates of a batch of samples (``n``, ``s``: ``(..., K)``): ``groups`` holds
     ``(M_h, columns)`` per stratum, the columns of its sampled documents. Returns
-    ``(R_c, se_micro, macro, se_macro, df)`` (arrays over the leading axes; ``df = K - H``)."""
+    ``(R_c, se_micro, macro, se_macro, df)`` (arrays over the leading axes; ``df = K - H``).
+
+    O(K log K) in the number of columns, whatever the number of strata H: the per-stratum variances
+    come from :func:`_per_stratum` and the H terms are added in stratum order with one cumulative sum,
+    so every number is the one a loop over the strata gives."""
     n, s = np.asarray(n, float), np.asarray(s, float)
     K = n.shape[-1]
+    Ms = [M for M, _ in groups]
+    cols = [np.asarray(c, dtype=np.intp).reshape(-1) for _, c in groups]
+    ks = [int(c.size) for c in cols]
+    k_h = np.array(ks, dtype=np.intp)
     w = np.empty(K)
-    for M, cols in groups:
-        w[cols] = M / len(cols)
+    if cols:
+        w[np.concatenate(cols)] = np.repeat([M / k for M, k in zip(Ms, ks)], k_h)
     X = np.sum(w * n, axis=-1)
     Rc = np.sum(w * s, axis=-1) / X
     u = s - Rc[..., None] * n
     r = s / n
-    Mtot = float(sum(M for M, _ in groups))
-    v_micro = np.zeros(n.shape[:-1])
-    v_macro = np.zeros(n.shape[:-1])
-    macro = np.zeros(n.shape[:-1])
-    for M, cols in groups:
-        k = len(cols)
-        v_micro = v_micro + M * M * (1 - k / M) * np.var(u[..., cols], axis=-1, ddof=1) / k
-        v_macro = v_macro + (M / Mtot) ** 2 * (1 - k / M) * np.var(r[..., cols], axis=-1, ddof=1) / k
-        macro = macro + M / Mtot * r[..., cols].mean(axis=-1)
+    Mtot = float(sum(Ms))
+    var_u, _ = _per_stratum(u, cols, k_h)
+    var_r, mean_r = _per_stratum(r, cols, k_h)
+    # the coefficients exactly as Python computes them stratum by stratum (ints, then floats)
+    c_micro = np.array([M * M * (1 - k / M) for M, k in zip(Ms, ks)], dtype=float)
+    c_macro = np.array([(M / Mtot) ** 2 * (1 - k / M) for M, k in zip(Ms, ks)], dtype=float)
+    c_mean = np.array([M / Mtot for M in Ms], dtype=float)
+    v_micro = _stratum_total(c_micro * var_u / k_h)
+    v_macro = _stratum_total(c_macro * var_r / k_h)
+    macro = _stratum_total(c_mean * mean_r)
     return Rc, np.sqrt(v_micro) / X, macro, np.sqrt(v_macro), float(K - len(groups))
+
+
+def _stratum_total(terms):
+    """The sum over the last axis, added one stratum after another from 0 (a cumulative sum: the
+    same rounding as a loop ``total = total + term``)."""
+    if terms.shape[-1] == 0:
+        return np.zeros(terms.shape[:-1])
+    return 0.0 + np.cumsum(terms, axis=-1)[..., -1]
+
+
+def _stratum_index(labels):
+    """``(names, inverse)`` of stratum labels (any values, compared as text): the distinct names in
+    sorted order and, per document, the position of its stratum in ``names``. O(K log K)."""
+    text = np.array([str(x) for x in np.asarray(labels).tolist()], dtype=object).reshape(-1)
+    if text.size == 0:
+        return [], np.zeros(0, dtype=np.intp)
+    names, inverse = np.unique(text, return_inverse=True)
+    return names.tolist(), inverse.reshape(-1)
+
+
+def _columns_by_stratum(inverse, H: int) -> list:
+    """The columns of each of the H strata (``inverse`` as from :func:`_stratum_index`), each in
+    document order. O(K log K)."""
+    order = np.argsort(inverse, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(inverse, minlength=H))[:-1])
+
+
+def _per_stratum(x, cols, k_h):
+    """(sample variance, mean) of ``x[..., c]`` for each stratum's columns ``c``: arrays ``(..., H)``.
+    The strata of one size are stacked and reduced together (one call per distinct size, O(K) work);
+    each row is reduced exactly as ``np.var(x[..., c], axis=-1, ddof=1)`` and ``.mean(axis=-1)`` are."""
+    H = len(cols)
+    var = np.empty(x.shape[:-1] + (H,))
+    mean = np.empty(x.shape[:-1] + (H,))
+    if not H:
+        return var, mean
+    flat = np.concatenate(cols)
+    start = np.concatenate(([0], np.cumsum(k_h)[:-1])).astype(np.intp)
+    by_size = np.argsort(k_h, kind="stable")
+    for which in np.split(by_size, np.flatnonzero(np.diff(k_h[by_size])) + 1):
+        k = int(k_h[which[0]])
+        block = x[..., flat[start[which][:, None] + np.arange(k)]]   # (..., strata of size k, k)
+        var[..., which] = np.var(block, axis=-1, ddof=1)
+        mean[..., which] = block.mean(axis=-1)
+    return var, mean
 
 
 def two_stage_batch(n, s, q, Nd, M):
@@ -101,23 +164,26 @@ def two_stage_batch(n, s, q, Nd, M):
 def stratified(n, s, strata, population_sizes: dict, level: float = 0.95):
     """Combined ratio (micro) and stratified macro mean; returns ``(micro, macro, summary)``."""
     n, s = np.asarray(n, float), np.asarray(s, float)
-    strata = np.array([str(x) for x in np.asarray(strata).tolist()], dtype=object)
+    names, inverse = _stratum_index(strata)
+    if inverse.size != n.size:
+        raise InputError(f"design.strata: {inverse.size} stratum labels for {n.size} documents; one per document")
     sizes = {str(k): v for k, v in population_sizes.items()}
-    names = sorted(set(strata))
     unknown = [h for h in names if h not in sizes]
     if unknown:
         raise InputError(f"design.strata: stratum {unknown[0]!r} appears in the data but has no population size "
-                         f"(population_sizes has {', '.join(map(repr, sizes)) or 'none'})")
-    empty = [h for h in sizes if h not in names]
+                         f"(population_sizes has {_some(sizes)})")
+    present = set(names)
+    empty = [h for h in sizes if h not in present]
     if empty:
         raise InputError(f"design.strata: stratum {empty[0]!r} has a population size but no sampled document; "
                          "every stratum needs at least 2 sampled documents")
-    K, H = n.size, len(names)
+    H = len(names)
+    cols = _columns_by_stratum(inverse, H)
+    ks = np.bincount(inverse, minlength=H).tolist()
+    n_h = np.bincount(inverse, weights=n, minlength=H).tolist()  # whole chunk counts: exact in any order
     summary = StratumSummary()
-    w = np.empty(K)
-    for h in names:
-        idx = strata == h
-        k, M = int(idx.sum()), sizes[h]
+    for h, k, n_sum in zip(names, ks, n_h):
+        M = sizes[h]
         if isinstance(M, bool) or not isinstance(M, numbers.Real) or not _whole(M) or M < 1:
             raise ParameterError(f"design.strata.population_sizes.{h} must be a whole number of documents (got {M!r})")
         if M > 2**53:
@@ -128,9 +194,8 @@ def stratified(n, s, strata, population_sizes: dict, level: float = 0.95):
                              "at least 2 sampled documents in every stratum")
         if k > M:
             raise InputError(f"design.strata: stratum {h!r} has {k} sampled documents but a population of {int(M)}")
-        w[idx] = M / k
-        summary[h] = {"M_h": int(M), "k_h": k, "fraction": k / M, "weight": M / k, "n": float(n[idx].sum())}
-    groups = [(summary[h]["M_h"], np.flatnonzero(strata == h)) for h in names]
+        summary[h] = {"M_h": int(M), "k_h": k, "fraction": k / M, "weight": M / k, "n": float(n_sum)}
+    groups = [(summary[h]["M_h"], c) for h, c in zip(names, cols)]
     Rc, se_micro, macro, se_macro, df = (float(x) for x in stratified_batch(n, s, groups))
     micro_iv = _t_interval("micro", "design", f"combined ratio, stratified ({H} strata), t with K-H df",
                            Rc, se_micro, df, level)

@@ -28,10 +28,10 @@ import uuid
 
 import numpy as np
 
-from .errors import ColumnError, DataFileError, InputError, ParameterError
+from .errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 
 __all__ = ["ENGINES", "aggregate_chunks", "chunk_aggregation", "as_ibis", "fetch_arrow", "open_source",
-           "spark_session", "SPARK_INSTALL"]
+           "spark_session", "SPARK_INSTALL", "duckdb_database", "resolve_backend_url"]
 
 #: Engines for files (``--engine``, params ``data.engine``).
 ENGINES = ("duckdb", "spark")
@@ -60,9 +60,9 @@ def as_ibis(source):
         except ImportError as e:  # the backend's extra is missing
             raise ParameterError(f"cannot aggregate the Spark DataFrame with Ibis: {e}; {SPARK_INSTALL}") from None
         except Exception as e:  # the session or the cluster refused: say what it said, in one line
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             from ._rows import _short
-            raise ParameterError(f"cannot aggregate the Spark DataFrame with Ibis: {_short(first, 200)}") from None
+            raise ParameterError("cannot aggregate the Spark DataFrame with Ibis: "
+                                 f"{_short(_first_line(e), 200)}") from None
         name = f"perdoc_{uuid.uuid4().hex[:12]}"
         source.createOrReplaceTempView(name)
         return con.table(name)
@@ -206,8 +206,7 @@ def aggregate_chunks(t, *, doc: str, score: str, attrs: dict[str, str] | None = 
     except (ColumnError, ParameterError, InputError):
         raise
     except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise DataFileError(f"cannot aggregate {label}: {io._short(first, 200)}") from None
+        raise DataFileError(f"cannot aggregate {label}: {io._short(_first_line(e), 200)}") from None
     for key in ("n", "n_null", "n_text", "n_nan", "n_inf"):
         if key in res:
             res[key] = np.asarray(res[key], dtype=float)
@@ -254,6 +253,10 @@ def _engine_name(t) -> str:
 def spark_session():
     """The Spark session to read files with: spark-submit's (an active session), the Spark Connect
     server named by ``SPARK_REMOTE``, or a local one (``local[2]``, no web UI)."""
+    if os.environ.get("SPARK_REMOTE"):
+        # gRPC's own log lines (a failed TLS handshake, each retry) would break perdoc's one-line
+        # messages; errors only, unless the user asks for more (read when gRPC starts)
+        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -262,7 +265,7 @@ def spark_session():
     if active is not None:
         return active
     if os.environ.get("SPARK_REMOTE"):
-        return SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).getOrCreate()
+        return _remote_session(SparkSession, os.environ["SPARK_REMOTE"])
     return _quiet(SparkSession.builder.master("local[2]").appName("perdoc")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
@@ -271,6 +274,81 @@ def spark_session():
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.driver.memory", "2g")
             .getOrCreate())
+
+
+#: Seconds to wait for a Spark Connect server (SPARK_REMOTE): for its port to accept a connection, then
+#: for the session to answer (``PERDOC_SPARK_CONNECT_TIMEOUT`` sets the second, for a cluster slow to start).
+CONNECT_TIMEOUT, SESSION_TIMEOUT = 10.0, 120.0
+SPARK_CONNECT_PORT = 15002
+
+
+def _connect_address(url: str) -> tuple[str, int] | None:
+    """(host, port) of a ``sc://host:port/...`` URL (port 15002 when not given), None for anything else."""
+    from urllib.parse import urlsplit
+    if not url.lower().startswith("sc://"):
+        return None
+    netloc = url[5:].split("/", 1)[0].split(";", 1)[0].rsplit("@", 1)[-1]
+    try:
+        parts = urlsplit(f"//{netloc}")
+        return parts.hostname or "localhost", parts.port or SPARK_CONNECT_PORT
+    except ValueError:
+        return None
+
+
+def _session_timeout() -> float:
+    text = os.environ.get("PERDOC_SPARK_CONNECT_TIMEOUT")
+    if not text:
+        return SESSION_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ParameterError(f"PERDOC_SPARK_CONNECT_TIMEOUT must be a positive number of seconds (got {text!r})")
+    return value
+
+
+def _remote_session(SparkSession, url: str):
+    """A Spark Connect session at ``url``, within deadlines: the server's port must accept a TCP
+    connection within :data:`CONNECT_TIMEOUT` seconds, and the session must answer one request (its
+    version) within :data:`SESSION_TIMEOUT`; else one line naming the URL without its secrets (the
+    client would otherwise retry for many minutes without a word)."""
+    import socket
+    import threading
+
+    from .redact import redact_url, remember
+    remember(url)
+    shown = f"SPARK_REMOTE={redact_url(url)}"
+    where = _connect_address(url)
+    if where is not None:
+        try:
+            socket.create_connection(where, timeout=CONNECT_TIMEOUT).close()
+        except socket.timeout:
+            raise DataFileError(f"cannot reach the Spark Connect server {shown}: no answer from {where[0]} port "
+                                f"{where[1]} within {CONNECT_TIMEOUT:g} s") from None
+        except OSError as e:
+            raise DataFileError(f"cannot reach the Spark Connect server {shown}: {e.strerror or e} "
+                                f"({where[0]} port {where[1]})") from None
+    timeout = _session_timeout()
+    box = {}
+
+    def start():
+        try:
+            session = SparkSession.builder.remote(url).getOrCreate()
+            box["version"] = session.version   # one round trip: the server speaks Spark Connect
+            box["session"] = session
+        except BaseException as e:  # noqa: BLE001 -- reported below, in one line
+            box["error"] = e
+
+    worker = threading.Thread(target=start, name="perdoc-spark-connect", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():   # left behind: a daemon thread does not keep the process alive
+        raise DataFileError(f"the Spark Connect server {shown} did not answer within {timeout:g} s (is a Spark "
+                            "Connect server listening there? PERDOC_SPARK_CONNECT_TIMEOUT sets the deadline)")
+    if "error" in box:
+        raise DataFileError(f"cannot start a Spark Connect session at {shown}: {_first_line(box['error'])[:200]}")
+    return box["session"]
 
 
 def _quiet(session):
@@ -316,19 +394,130 @@ def open_source(path, *, engine: str | None = None, backend: dict | None = None,
         if not url or not name:
             raise ParameterError("a backend needs both a connection URL and a table name "
                                  "(--backend URL --table NAME, data.backend: {url, table})")
+        from .redact import redact_url, remember
+        remember(url)   # its secrets are masked in every message from here on
+        shown = redact_url(url)
         ibis = _ibis()
+        kind = _file_database(url)
         try:
-            con = ibis.connect(url)
+            con = _open_file_database(ibis, url, kind, shown) if kind else ibis.connect(url)
+        except PerdocError:
+            raise
+        except Exception as e:
+            raise DataFileError(f"cannot connect to the backend {shown}: {_first_line(e)[:200]}") from None
+        try:
             return con.table(name)
         except Exception as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise DataFileError(f"cannot open table {name!r} at the backend: {first[:200]}") from None
+            tables = _tables(con)
+            if tables is not None and name not in tables:
+                from ._rows import _short
+                listed = ", ".join(repr(_short(t, 40)) for t in tables[:10]) + (" ..." if len(tables) > 10 else "")
+                raise DataFileError(f"no table {name!r} at {shown} (its tables: {listed or 'none'})") from None
+            raise DataFileError(f"cannot open table {name!r} at {shown}: {_first_line(e)[:200]}") from None
     engine = (engine or "duckdb").lower()
     if engine not in ENGINES:
         raise ParameterError(f"engine={engine!r} is not a known engine; use one of {', '.join(ENGINES)}")
     if engine == "duckdb":
         return path
     return spark_read(path, fmt)
+
+
+def _tables(con) -> list[str] | None:
+    """The names of the tables at an Ibis backend (None when it cannot say)."""
+    try:
+        return [str(t) for t in con.list_tables()]
+    except Exception:
+        pass
+    try:   # e.g. Ibis 12 on DuckDB 2, whose list_tables calls a method DuckDB 2 dropped
+        cur = con.raw_sql("SELECT table_name FROM information_schema.tables ORDER BY table_name")
+        return [str(r[0]) for r in cur.fetchall()]
+    except Exception:
+        return None
+
+
+# ====================================================================== database files
+#: Suffixes ibis.connect opens as a database file when a URL has no scheme (or ``file://``).
+_DUCKDB_SUFFIXES, _SQLITE_SUFFIXES = (".duckdb", ".ddb"), (".sqlite", ".sqlite3", ".db")
+
+
+def _scheme(url: str) -> str:
+    import re
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.\-]*)://", str(url))
+    return m.group(1).lower() if m else ""
+
+
+def _file_database(url) -> str | None:
+    """``"duckdb"`` or ``"sqlite"`` when ``url`` names a local database file (``duckdb://``,
+    ``sqlite://``, or a path / ``file://`` URL ending in a database suffix), else None."""
+    scheme = _scheme(url)
+    if scheme in ("duckdb", "sqlite"):
+        return scheme
+    if scheme in ("", "file"):
+        path = str(url).split("?", 1)[0].lower()
+        if path.endswith(_DUCKDB_SUFFIXES):
+            return "duckdb"
+        if path.endswith(_SQLITE_SUFFIXES):
+            return "sqlite"
+    return None
+
+
+def duckdb_database(url) -> str | None:
+    """The database file a ``duckdb://`` (or ``sqlite://``) URL names, as written: ``duckdb:///abs/x.duckdb``
+    is absolute, ``duckdb://x.duckdb`` and ``duckdb://dir/x.duckdb`` relative (to the working directory,
+    or to the params file's folder once :func:`resolve_backend_url` has run). User info is dropped (a
+    database file has no login), as are the query and fragment. None for an in-memory database."""
+    from .redact import _split
+    url = str(url)
+    head, _userinfo, rest = _split(url)
+    if head is None:    # a plain path
+        rest = url
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    if rest in ("", ":memory:", "/:memory:"):
+        return None
+    return rest
+
+
+def resolve_backend_url(url, base) -> str:
+    """``url`` with a relative database file of a ``duckdb://`` or ``sqlite://`` URL (or a plain path)
+    made absolute against ``base`` (the params file's folder); any other URL as it is."""
+    from pathlib import Path
+    if base is None or not isinstance(url, str) or _file_database(url) is None:
+        return url
+    path = duckdb_database(url)
+    if path is None or path.startswith(("md:", "motherduck:")) or Path(path).is_absolute():
+        return url
+    full = str((Path(base) / path).resolve())
+    scheme = _scheme(url) or "file"
+    query = url.split("?", 1)[1] if "?" in url else ""
+    return f"{scheme}://{full}" + (f"?{query}" if query else "")
+
+
+def _open_file_database(ibis, url: str, kind: str, shown: str):
+    """An Ibis connection to the local database file of ``url``, opened read-only; a missing file is
+    refused in one line (DuckDB and SQLite would create an empty one), as is an in-memory database
+    (it holds no tables). A URL's query gives DuckDB settings, except ``read_only`` (always on),
+    ``extensions`` (perdoc never installs or loads one) and credentials (a database file has none)."""
+    from urllib.parse import parse_qsl
+
+    from .redact import _secret_name
+    path = duckdb_database(url)
+    if path is None or path.startswith(("md:", "motherduck:")):
+        raise ParameterError(f"the backend {shown} names no database file: an in-memory or remote DuckDB holds "
+                             "no table perdoc can read; name a file (duckdb:///path/to/results.duckdb)")
+    full = os.path.abspath(path)
+    if not os.path.isfile(full):
+        what = "a folder, not a database file" if os.path.isdir(full) else "no such database file"
+        raise DataFileError(f"cannot open the backend {shown}: {what}: {full} (perdoc opens an existing "
+                            "database read-only and never creates one)")
+    if kind == "sqlite":
+        import sqlite3
+        from urllib.parse import quote
+        con = sqlite3.connect(f"file:{quote(full)}?mode=ro", uri=True)
+        return ibis.sqlite.from_connection(con)
+    query = url.split("?", 1)[1].split("#", 1)[0] if "?" in url else ""
+    config = {k: v for k, v in parse_qsl(query)
+              if k.lower() not in ("read_only", "extensions") and not _secret_name(k)}
+    return ibis.duckdb.connect(full, read_only=True, **config)
 
 
 # ====================================================================== two systems
@@ -425,5 +614,12 @@ def _fetch(expr, label: str) -> dict:
     except (ColumnError, ParameterError, InputError):
         raise
     except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise DataFileError(f"cannot aggregate {label}: {io._short(first, 200)}") from None
+        raise DataFileError(f"cannot aggregate {label}: {io._short(_first_line(e), 200)}") from None
+
+
+def _first_line(err) -> str:
+    """The first line of an exception's message (its type when it has none), without secrets: a
+    driver's message may quote the connection URL (perdoc.redact), and it is masked before it is cut."""
+    from .redact import redact_text
+    text = redact_text(str(err)).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -203,7 +203,8 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
                     micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
                     intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
                     notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
-                    metric_range=mrange)
+                    metric_range=mrange,
+                    frame_tail=None if frame is None or census else frame.tail(np.asarray(table.n, dtype=float)))
     return _with_primary(out, difference=mrange is not None and tuple(mrange) == (-1.0, 1.0))
 
 
@@ -359,6 +360,9 @@ class _Ctx:
         "micro.frame_rank": "frame: prediction, rate linear in the size's rank in the frame, HC2 se, Bell-McCaffrey df",
         "micro.logit_frame_rank": ("frame: prediction, rate linear in the size's rank in the frame, HC2 se, "
                                    "Bell-McCaffrey df, logit scale, in [0, 1]"),
+        "micro.greg": "frame: GREG (calibrated to the frame's documents and chunks), design-based se, K-2 df",
+        "micro.logit_greg": ("frame: GREG (calibrated to the frame's documents and chunks), design-based se, "
+                             "K-2 df, logit scale, in [0, 1]"),
     }
 
     def _reason(self, name: str, code: int, est: float) -> str | None:

@@ -95,6 +95,11 @@ class Frame:
     def totals(self) -> FrameTotals:
         return FrameTotals(self.n)
 
+    def tail(self, sampled_sizes) -> dict:
+        """How much of the population a simple random sample of these documents cannot see (see
+        :func:`unseen_tail`)."""
+        return unseen_tail(self.n, sampled_sizes)
+
     def check(self, table: DocTable) -> None:
         """One-line InputError when ``table``'s documents do not fit the frame: a sampled document
         missing from it, or a size that differs from the frame's."""
@@ -112,6 +117,54 @@ class Frame:
             raise InputError(f"{differ.size} sampled document(s) have a size that differs from {self.label} (e.g. "
                              f"{sample[i]!r}: {float(table.n[i]):g} chunks in the data, {fn[i]:g} in the frame); "
                              "the frame's column 'n' must count the same chunks as the data")
+
+
+#: Expected share of the population's chunks in documents longer than every document of a simple
+#: random sample of K above which a report warns that no interval from such a sample can be trusted
+#: (calibrated on the coverage panel, checked on held-out censuses: benchmarks/README.md).
+TAIL_WARN = 0.15
+
+
+def expected_tail_share(sizes, K: int) -> float:
+    """The expected share of the population's chunks that lie in documents longer than every one of
+    a simple random sample of K documents: ``sum_i n_i P(all K drawn are shorter than i) / N`` with
+    ``P = C(L_i, K) / C(M, K)``, ``L_i`` the documents shorter than i. It depends on the frame and K
+    only, so it can be told before anything is labelled."""
+    from math import lgamma
+    n = np.sort(np.asarray(sizes, dtype=float))
+    M = n.size
+    if K >= M:
+        return 0.0
+    shorter = np.searchsorted(n, n, side="left").astype(float)     # documents strictly shorter
+    ok = shorter >= K
+    lgM = lgamma(M + 1) - lgamma(K + 1) - lgamma(M - K + 1)
+    from scipy.special import gammaln
+    logp = np.where(ok, gammaln(shorter + 1) - gammaln(K + 1) - gammaln(np.maximum(shorter - K, 0) + 1) - lgM,
+                    -np.inf)
+    return float(np.sum(n * np.exp(logp)) / n.sum())
+
+
+def unseen_tail(sizes, sampled_sizes) -> dict:
+    """``sample``: the share of the population's chunks in documents longer than the longest sampled
+    one (and how many such documents); ``expected``: :func:`expected_tail_share` for a sample of that
+    many documents; ``warn``: either exceeds :data:`TAIL_WARN`."""
+    n = np.asarray(sizes, dtype=float)
+    longest = float(np.max(sampled_sizes))
+    beyond = n > longest
+    share = float(n[beyond].sum() / n.sum())
+    expected = expected_tail_share(n, int(np.size(sampled_sizes)))
+    return {"sample": share, "documents_beyond": int(beyond.sum()), "longest_sampled": longest,
+            "expected": expected, "threshold": TAIL_WARN, "warn": bool(max(share, expected) > TAIL_WARN)}
+
+
+def tail_warning(tail: dict, K: int) -> str:
+    """The frame's warning in one English sentence (the CLI prints it; the report has it in its
+    language)."""
+    return (f"a simple random sample of {K} documents typically misses the longest documents: "
+            f"{tail['expected']:.0%} of the population's chunks are expected in documents longer than every sampled "
+            f"one ({tail['sample']:.0%} in this sample: {tail['documents_beyond']:,} documents longer than its longest, "
+            f"{tail['longest_sampled']:,.0f} chunks); if they score differently no interval from this sample can show it. "
+            "Draw the documents with probability proportional to size: perdoc sample --design pps")
 
 
 def read_frame(path, doc: str, *, fmt: str | None = None, n_col: str = FRAME_SIZE_COLUMN,

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import shutil
 import stat
 import sys
 import tempfile
@@ -71,6 +70,11 @@ GROUP_BY_SQL = "SELECT doc_id, COUNT(*) AS n, SUM(score) AS s, SUM(score*score) 
 
 #: Memory DuckDB may use before it spills the GROUP BY to its temporary folder.
 DUCKDB_MEMORY_LIMIT = "1GB"
+
+#: The most bytes read from a stream (standard input, a named pipe, ``<(...)``, a device): a stream is
+#: copied to a temporary file first, and an endless one (``/dev/zero``) must not fill the disk. The
+#: environment variable PERDOC_STREAM_LIMIT sets another cap (bytes, or with a K, M, G or T suffix).
+STREAM_LIMIT = 4 << 30
 
 #: The kinds of metric a user may declare (``metric=``, ``--metric``, params ``data.metric``).
 METRICS = ("binary", "proportion", "score")
@@ -535,8 +539,10 @@ def _engine_source(source, fmt, engine, backend):
         return source, fmt, None
     from .engines import open_source
     read = open_source(source, engine=engine, backend=backend, fmt=fmt)
-    if backend is not None:
-        return read, None, {"path": None, "format": "table", "table": backend.get("table")}
+    if backend is not None:   # the URL without its secrets (perdoc.redact): it is shown and written
+        from .redact import redact_url
+        return read, None, {"path": None, "format": "table", "table": backend.get("table"),
+                            "url": redact_url(backend.get("url"))}
     kind = _format_of(os.fspath(source), fmt)[0]
     return read, None, {"path": os.fspath(source), "format": kind, "bytes": os.path.getsize(source)}
 
@@ -547,7 +553,10 @@ def _origin_label(origin: dict | None) -> str | None:
         return None
     if origin.get("path"):
         return origin["path"]
-    return f"table {origin['table']!r} at the backend" if origin.get("table") else None
+    if not origin.get("table"):
+        return None
+    return f"table {origin['table']!r} at {origin['url']}" if origin.get("url") else \
+        f"table {origin['table']!r} at the backend"
 
 
 def _adapt(source, fmt, fields: list[str], origin: dict | None = None):
@@ -752,13 +761,31 @@ def _file_source(con, source, fmt, tmp: str) -> _Source:
     return src
 
 
+def stream_limit() -> int:
+    """The cap on a stream's bytes: PERDOC_STREAM_LIMIT (``500M``, ``8G``, bytes), else :data:`STREAM_LIMIT`."""
+    text = os.environ.get("PERDOC_STREAM_LIMIT", "").strip()
+    if not text:
+        return STREAM_LIMIT
+    m = re.fullmatch(r"([0-9]+)\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if m is None or int(m.group(1)) == 0:
+        raise ParameterError(f"PERDOC_STREAM_LIMIT must be a number of bytes, e.g. 500M or 8G (got {text!r})")
+    return int(m.group(1)) << (10 * " KMGT".index(m.group(2).upper() or " "))
+
+
 def _spool(stream, tmp: str, label: str, kind: str) -> tuple[str, int, bool]:
     """Copy a stream into the temporary folder (deleted with it); gzip data is recognised by its
     first bytes. Returns (file, bytes, gzip)."""
     disk = os.path.join(tmp, f"stream-{uuid.uuid4().hex[:8]}")
+    limit = stream_limit()
     try:
         with open(disk, "wb") as out:
-            shutil.copyfileobj(stream, out, 1 << 20)
+            copied = 0
+            while block := stream.read(1 << 20):
+                copied += len(block)
+                if copied > limit:
+                    raise InputError(f"{label} is longer than {limit:,} bytes, the cap on a stream (it is copied "
+                                     "to a temporary file first): give a file, or set PERDOC_STREAM_LIMIT")
+                out.write(block)
     except OSError as e:
         raise DataFileError(f"cannot read {label}: {e.strerror or e}") from None
     nbytes = os.path.getsize(disk)

@@ -484,7 +484,11 @@ NOT_IDENTIFIED = 10  # the size trend cannot be estimated: every sampled documen
 #: population document are known. ``frame_*``: t interval; ``logit_frame_*``: t on the logit scale
 #: (a metric bounded in [0, 1]), as ``cr2`` and ``logit_cr2``.
 FRAME_METHODS = ("frame_ratio", "frame_loglinear", "frame_rank", "logit_frame_ratio", "logit_frame_loglinear",
-                 "logit_frame_rank")
+                 "logit_frame_rank", "greg", "logit_greg")
+#: The frame-aware methods that are design-consistent (model-assisted): their bias vanishes as the
+#: sample grows whatever the relation between size and score. The others are prediction (model-based)
+#: estimators, right only as far as their working model is.
+DESIGN_CONSISTENT = ("greg", "logit_greg")
 #: The size trend of each frame-aware estimator (:func:`frame_prediction`): none (ratio model), the
 #: log of the size, or the size's rank in the frame.
 FRAME_TRENDS = {"frame_ratio": None, "frame_loglinear": "log", "frame_rank": "rank"}
@@ -631,6 +635,70 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: 
             "se_logit": se_l, "slope": slope, "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape)}
 
 
+def greg(n, s, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0):
+    """The generalised regression (GREG) estimator of the micro mean under simple random sampling of K
+    of the frame's M documents, batch over ``(..., K)`` (Sarndal, Swensson and Wretman 1992, ch. 6).
+
+    Model-assisted and design-consistent: the score sum is regressed on ``(1, n_d)`` and the design
+    weights ``M / K`` are calibrated to the frame's totals ``(M, N)``; the estimate is
+    ``(sbar + b (N/M - nbar)) M / N`` with the least-squares slope ``b`` (0 when every sampled document
+    has the same size: then it is the sample ratio). Whatever the true relation between size and
+    score its bias vanishes as K grows; the working model only decides how much variance it removes.
+
+    Variance: the delete-one-document jackknife with the weights recalibrated in every replicate,
+    ``(1 - K/M) (K-1)/K sum_d (theta_(d) - mean theta_(.))^2``, as R's survey computes it for
+    ``svyratio(~s, ~n, calibrate(as.svrepdesign(design, type = "JK1"), ~n, population = c(M, N)))``.
+    (The linearised variance of the calibrated design covered far below its level on skewed sizes in
+    the coverage panel: 0.52-0.87 at K = 20.) Each replicate is the closed-form estimate without
+    document d, O(K) in all. t with K - 2 degrees of freedom (two coefficients), and on the logit scale
+    for a metric in [0, 1]. When every document is sampled the variance is 0 and the estimate is
+    the census value.
+
+    Returns a dict as :func:`frame_prediction`: ``estimate``, ``se`` (working scale), ``df``, ``low``,
+    ``high``, ``code``, ``estimate_true``, ``se_true``, ``logit_low``, ``logit_high``, ``logit_code``,
+    ``se_logit`` and ``slope`` (``b``, the mean score per extra chunk, true scale; NaN when sizes are equal)."""
+    from . import micro as _micro
+    ld = _micro.ldexp
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    K = n.shape[-1]
+    shape = n.shape[:-1]
+    bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
+    M, N = float(totals.M), totals.N
+
+    def fit(n_, s_, count):
+        # sums over documents (keeping the last axis for the leave-one-out form) -> (estimate, slope)
+        nbar, sbar = n_[0] / count, s_[0] / count
+        sxx = n_[1] - count * nbar * nbar
+        sxy = n_[2] - count * nbar * sbar
+        ok = sxx > 1e-12 * np.maximum(n_[1], 1e-300)
+        b = np.where(ok, sxy / np.where(ok, sxx, 1.0), 0.0)
+        return (sbar + b * (N / M - nbar)) * M / N, np.where(ok, b, np.nan)
+
+    sums = [np.sum(x, axis=-1, keepdims=True) for x in (n, n * n, n * s, s)]
+    est, b = fit((sums[0], sums[1], sums[2]), (sums[3],), K)
+    est, b = est[..., 0], b[..., 0]
+    loo, _ = fit((sums[0] - n, sums[1] - n * n, sums[2] - n * s), (sums[3] - s,), K - 1)
+    var = max(1.0 - K / M, 0.0) * (K - 1) / K * np.sum((loo - loo.mean(axis=-1, keepdims=True)) ** 2, axis=-1)
+    se = np.sqrt(var)
+    df = np.full(shape, float(K - 2))
+    r = s / n
+    flat = np.all(r == r[..., :1], axis=-1)
+    est_t, se_t = ld(est, -k), ld(se, -k)
+    code_t = _codes([flat, ~_finite_pos(se), ~_finite_pos(df)], [FLAT, ZERO_SE, BAD_DF], shape)
+    lo_t, hi_t, _ = t_interval(est, se, df, alpha, code_t != OK)
+    inside = (est_t > 0) & (est_t < 1)
+    code_l = _codes([~bounded, ~inside, flat, ~_finite_pos(se), ~_finite_pos(df)],
+                    [NOT_APPLICABLE, AT_BOUNDS, FLAT, ZERO_SE, BAD_DF], shape)
+    gl = code_l == OK
+    Eg = np.where(inside, est_t, 0.5)
+    se_l = np.where(inside, se_t / (Eg * (1.0 - Eg)), np.nan)
+    lo_l, hi_l = transformed_t(logit(Eg), se_l, df, alpha, gl, expit)
+    return {"estimate": est, "se": se, "df": df, "low": lo_t, "high": hi_t, "code": code_t,
+            "estimate_true": est_t, "se_true": se_t, "logit_low": lo_l, "logit_high": hi_l, "logit_code": code_l,
+            "se_logit": se_l, "slope": ld(b, -k)}
+
+
 def frame_methods(n, s, q, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0) -> dict:
     """The frame-aware micro methods (:data:`FRAME_METHODS`) on a batch (see :func:`frame_prediction`):
     ``{"micro.frame_ratio": MethodResult, ...}``. ``frame_*`` on the working scale, ``logit_frame_*``
@@ -645,4 +713,10 @@ def frame_methods(n, s, q, totals: FrameTotals, *, alpha: float, bounded=False, 
         out[f"micro.logit_{name}"] = MethodResult(r["estimate_true"], r["logit_low"], r["logit_high"],
                                                   r["logit_code"], se=r["se_true"], df=r["df"],
                                                   extra={**extra, "se_logit": r["se_logit"]}, true_scale=True)
+    r = greg(n, s, totals, alpha=alpha, bounded=bounded, k=k)
+    extra = {"slope": r["slope"]}
+    out["micro.greg"] = MethodResult(r["estimate"], r["low"], r["high"], r["code"], se=r["se"], df=r["df"], extra=extra)
+    out["micro.logit_greg"] = MethodResult(r["estimate_true"], r["logit_low"], r["logit_high"], r["logit_code"],
+                                           se=r["se_true"], df=r["df"], extra={**extra, "se_logit": r["se_logit"]},
+                                           true_scale=True)
     return out

@@ -408,7 +408,9 @@ def summary_facts(a) -> dict:
     by ``code``: ``no_interval``, ``approximate`` (no method reached the level in the simulation),
     ``out_of_range``, ``fpc_heuristic`` (the finite population correction applied to a method it was
     not derived for: the interval's notes say so), ``census`` (K = M), ``excluded_rows`` (one per
-    reason) and ``similar_ids`` (near-identical ids kept apart because the params allow them).
+    reason), ``similar_ids`` (near-identical ids kept apart because the params allow them) and
+    ``unseen_tail`` (a frame shows that a simple random sample of this size misses long documents
+    holding a large share of the chunks, :func:`perdoc.frame.unseen_tail`).
     """
     study, est, table = a.study, a.estimates, a.table
     h = a.headline
@@ -426,6 +428,10 @@ def summary_facts(a) -> dict:
         warnings.append({"code": "census"})
     for e in table.exclusions:
         warnings.append({"code": "excluded_rows", "rows": e.rows, "reason": e.reason})
+    tail = getattr(est, "frame_tail", None)
+    if tail and tail.get("warn") and study.design.sampling == "srs":
+        warnings.append({"code": "unseen_tail", "expected": tail["expected"], "sample": tail["sample"],
+                         "documents_beyond": tail["documents_beyond"], "longest_sampled": tail["longest_sampled"]})
     similar = table.source.get("similar_ids")
     if similar:
         warnings.append({"code": "similar_ids", "groups": similar["groups"],
@@ -469,6 +475,9 @@ def _design_text(f: dict) -> str:
     if d["sampling"] == "stratified":
         return L(f"a stratified sample ({integer(d['strata'])} strata)",
                  f"una muestra estratificada ({integer(d['strata'])} estratos)")
+    if d["sampling"] == "drawn":
+        return L("a sample drawn from the frame by perdoc sample (design-based weights)",
+                 "una muestra extraída del marco con perdoc sample (ponderaciones según el diseño)")
     if d["sampling"] == "two_stage":
         return L("a two-stage sample (documents, then chunks within them)",
                  "una muestra en dos etapas (documentos y, dentro de ellos, fragmentos)")
@@ -582,6 +591,19 @@ def _warning_texts(f: dict) -> list[str]:
         elif code == "excluded_rows":
             n, why = integer(w["rows"]), esc(library_text(w["reason"]))
             out.append(L(f"Rows excluded: {n} ({why}).", f"Filas excluidas: {n} ({why})."))
+        elif code == "unseen_tail":
+            e, smp = pct(w["expected"], 0), pct(w["sample"], 0)
+            nb, longest = integer(w["documents_beyond"]), integer(w["longest_sampled"])
+            out.append(L(f"Unseen long documents: a simple random sample of this size typically misses the longest "
+                         f"documents, where {e} of the population's chunks are expected ({smp} in this sample: {nb} "
+                         f"documents are longer than its longest, of {longest} chunks). If they score differently, no "
+                         "interval from this sample can show it: draw with probability proportional to size "
+                         "(perdoc sample --design pps).",
+                         f"Documentos largos no vistos: una muestra aleatoria simple de este tamaño suele perder los "
+                         f"documentos más largos, donde se espera el {e} de los fragmentos de la población ({smp} en "
+                         f"esta muestra: {nb} documentos son más largos que el más largo de ella, de {longest} "
+                         "fragmentos). Si puntúan distinto, ningún intervalo de esta muestra puede mostrarlo: extraiga "
+                         "con probabilidad proporcional al tamaño (perdoc sample --design pps)."))
         elif code == "similar_ids":
             n = integer(w["groups"])
             shown = "; ".join(" / ".join(esc(repr(v)) for v in g) for g in w["examples"])

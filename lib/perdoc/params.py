@@ -29,7 +29,7 @@ from .i18n import LANGUAGES
 __all__ = ["ParamsError", "OverrideError", "Study", "load_params", "parse_overrides", "apply_overrides", "check_name",
            "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
 
-SAMPLING_DESIGNS = ("srs", "census", "stratified", "two_stage")
+SAMPLING_DESIGNS = ("srs", "census", "stratified", "two_stage", "drawn")
 ESTIMANDS = ("micro", "macro")
 
 DEFAULT_OUT_OF_SCOPE = (
@@ -64,7 +64,8 @@ class TrecSpec:
 
 @dataclass(frozen=True)
 class DataSpec:
-    path: Path              # absolute, resolved against the params file's folder (data.trec: the run)
+    path: Path | None       # absolute, resolved against the params file's folder (data.trec: the run);
+    #                         None for data.backend (a table of a database, not a file)
     doc: str
     score: str | None = None
     n: str | None = None     # pre-aggregated input
@@ -76,7 +77,8 @@ class DataSpec:
     allow_similar_ids: bool = False  # keep ids that differ only in spaces, case or Unicode form apart
     trec: TrecSpec | None = None     # a TREC run + qrels instead of a data file (doc and score columns set)
     engine: str | None = None        # duckdb (default) or spark: what reads and aggregates the file
-    backend: dict | None = None      # {url, table}: a table of an Ibis backend instead of a file
+    backend: dict | None = None      # {url, table}: a table of an Ibis backend instead of a file (a relative
+    #                                  duckdb:// path resolved against the params file's folder)
 
     @property
     def aggregated(self) -> bool:
@@ -92,6 +94,8 @@ class Design:
     strata_sizes: dict | None = None          # stratified: {stratum: M_h}
     chunks_in_doc: str | None = None          # two_stage: column with N_d, the chunks in the document
     frame: str | None = None                  # sizes of every population document: a file, or "census"
+    sample: str | None = None                 # drawn: the manifest of perdoc sample (as written)
+    nonresponse: bool = False                 # drawn: unlabelled units of the manifest counted as nonresponse
 
     def as_engine_dict(self, table) -> dict:
         """The ``design`` argument of :func:`perdoc.estimate_design` for a loaded table."""
@@ -161,9 +165,17 @@ class Study:
         d = asdict(self)
         if d["design"].get("frame") is None:
             d["design"].pop("frame", None)
+        if d["design"].get("sample") is None:
+            d["design"].pop("sample", None)
+            d["design"].pop("nonresponse", None)
         d.pop("raw")
         d.pop("overrides")
-        d["data"]["path"] = str(self.raw.get("data", {}).get("path", self.data.path))
+        d["data"]["path"] = (None if self.data.path is None else
+                             str(self.raw.get("data", {}).get("path", self.data.path)))
+        if self.data.backend is not None:   # as written, without its secrets (perdoc.redact)
+            from .redact import redact_url
+            written = (self.raw.get("data", {}).get("backend") or {}).get("url", self.data.backend["url"])
+            d["data"]["backend"] = {"url": redact_url(written), "table": self.data.backend["table"]}
         if self.data.trec is not None:
             d["data"]["path"] = str(self.raw["data"]["trec"]["run"])
             d["data"]["trec"] = {k: (None if v is None else str(v)) for k, v in self.raw["data"]["trec"].items()}
@@ -213,6 +225,8 @@ SCHEMA: dict[str, Any] = {
         "strata": (dict, False),
         "chunks_in_doc": (_STR, False),
         "frame": (_STR, False),
+        "sample": (_STR, False),
+        "nonresponse": (_BOOL, False),
     }, True),
     "estimand": ({
         "kind": (_STR, True),
@@ -249,6 +263,70 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+#: The rule behind refusing YAML anchors and aliases: a few hundred bytes of nested aliases expand
+#: to a value of billions of items for whatever walks it (a repr, a copy, a check of every item).
+NO_ALIASES = ("YAML anchors and aliases (&name, *name, <<: *name) are not allowed in params: a few aliases "
+              "can stand for billions of values; write each value out")
+#: Deeper nesting than any params value needs is refused before Python's recursion limit is reached.
+MAX_YAML_DEPTH = 64
+
+
+class YamlAliasError(yaml.YAMLError):
+    """An anchor or alias met while composing params YAML (``where``: the key path; ``line``: 1-based)."""
+
+    def __init__(self, where: str, line: int):
+        super().__init__(f"line {line}: {where or 'the document'}")
+        self.where, self.line = where, line
+
+
+class YamlDepthError(yaml.YAMLError):
+    """Params YAML nested deeper than :data:`MAX_YAML_DEPTH` (``line``: 1-based, where it got too deep)."""
+
+    def __init__(self, line: int):
+        super().__init__(f"line {line}: nested deeper than {MAX_YAML_DEPTH} levels")
+        self.line = line
+
+
+class _ParamsLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader that refuses anchors and aliases, and nesting deeper than MAX_YAML_DEPTH,
+    while composing: before any value is built, so nothing can walk an expanded value."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._where: list[str] = []
+
+    def compose_node(self, parent, index):
+        if isinstance(index, yaml.ScalarNode):
+            part = "." + index.value
+        elif isinstance(index, int) and not isinstance(index, bool):
+            part = f"[{index}]"
+        else:  # a mapping key, or the document itself
+            part = ""
+        self._where.append(part)
+        try:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                where = "".join(self._where).lstrip(".")
+                raise YamlAliasError(_brief(where, 60, quote=False), event.start_mark.line + 1)
+            if len(self._where) > MAX_YAML_DEPTH:
+                raise YamlDepthError(event.start_mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self._where.pop()
+
+
+def read_yaml(text: str):
+    """``text`` read as params YAML: safe types only, no anchors or aliases (:class:`YamlAliasError`),
+    no nesting deeper than :data:`MAX_YAML_DEPTH` (:class:`YamlDepthError`); other problems raise
+    ``yaml.YAMLError`` or ValueError (a value YAML reads but Python cannot hold, e.g. a 5000-digit
+    integer or the date 2025-13-45)."""
+    loader = _ParamsLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_params(path, overrides=None) -> Study:
     """Read and validate a params YAML file; relative data paths resolve against its folder.
 
@@ -265,7 +343,15 @@ def load_params(path, overrides=None) -> Study:
     if path.is_dir():
         raise ParamsError(f"{label} is a directory, not a params file")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path.read_text(encoding="utf-8"))
+    except YamlAliasError as e:
+        where = f", key '{e.where}'" if e.where else ""
+        raise ParamsError(f"{label}: line {e.line}{where}: {NO_ALIASES}") from None
+    except YamlDepthError as e:
+        raise ParamsError(f"{label}: not valid params YAML at line {e.line}: nested deeper than "
+                          f"{MAX_YAML_DEPTH} levels") from None
+    except ValueError as e:
+        raise ParamsError(f"{label}: not valid YAML: {_brief(str(e).split(';')[0], 120, quote=False)}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -284,7 +370,7 @@ def load_params(path, overrides=None) -> Study:
             parse_params(raw, base=base, label=label, params_path=path)
         except ParamsError:
             raise err from None  # the file itself is invalid: its own problem comes first
-        shown = ", ".join(f"--set {k}={_scalar_text(v)}" for k, v in changes.items())
+        shown = ", ".join(f"--set {k}={_brief(_scalar_text(v), 60, quote=False)}" for k, v in changes.items())
         raise OverrideError(str(err).replace(f"{label}: ", f"{label} with {shown}: ", 1)) from None
     return dataclasses.replace(study, overrides=changes)
 
@@ -366,11 +452,17 @@ def _schema_kind(key: str):
 def _read_value(key: str, text: str, kind):
     """The value of ``--set KEY=TEXT``: TEXT read as YAML; string keys keep the text as written."""
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+        value = read_yaml(text)
+    except (yaml.YAMLError, ValueError) as e:
         if kind == _STR:
             return text.strip()
-        raise OverrideError(f"--set {key}={text}: the value is not valid YAML") from None
+        shown = _brief(text, 40, quote=False)
+        if isinstance(e, YamlAliasError):
+            raise OverrideError(f"--set {key}={shown}: {NO_ALIASES}") from None
+        if isinstance(e, YamlDepthError):
+            raise OverrideError(f"--set {key}={shown}: the value is nested deeper than {MAX_YAML_DEPTH} levels") \
+                from None
+        raise OverrideError(f"--set {key}={shown}: the value is not valid YAML") from None
     if kind == _STR and value is not None and not isinstance(value, str) and not isinstance(value, (dict, list)):
         return text.strip()
     return value
@@ -384,6 +476,9 @@ def _scalar_text(value) -> str:
 
 
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+#: The longest report name, in bytes (ASCII: characters): a file name may have 255 bytes, and perdoc's
+#: temporary folder ``.perdoc-tmp-<name>-<pid>-<random>`` and lock file add up to 40 to the name.
+NAME_MAX = 128
 
 
 def check_name(name, label: str = "name") -> str:
@@ -391,11 +486,15 @@ def check_name(name, label: str = "name") -> str:
     one-line :class:`ParamsError` naming ``label``."""
     if not isinstance(name, str) or not re.fullmatch(NAME_PATTERN, name):
         raise ParamsError(f"{label} must be a folder name of letters, digits, '_', '-' or '.' (got {name!r})")
+    if len(name.encode("utf-8")) > NAME_MAX:
+        raise ParamsError(f"{label} must be at most {NAME_MAX} characters: it names a folder, and file names "
+                          f"are limited in length (got {len(name)} characters: {name[:24]}...)")
     return name
 
 
-def _engine_keys(d: dict, label: str) -> dict:
-    """``data.engine`` (duckdb or spark) and ``data.backend`` ({url, table}), checked."""
+def _engine_keys(d: dict, label: str, base: Path | None = None) -> dict:
+    """``data.engine`` (duckdb or spark) and ``data.backend`` ({url, table}), checked; a relative
+    database file in a ``duckdb://`` URL is resolved against ``base`` (the params file's folder)."""
     engine = d.get("engine")
     if engine is not None and engine.lower() not in ("duckdb", "spark"):
         raise ParamsError(f"{label}: key 'data.engine' must be duckdb or spark (got {engine!r})")
@@ -403,8 +502,14 @@ def _engine_keys(d: dict, label: str) -> dict:
     if backend is not None and engine is not None:
         raise ParamsError(f"{label}: give either 'data.engine' (how to read data.path) or 'data.backend' "
                           "(a table elsewhere), not both")
+    if backend is not None and d.get("format") is not None:
+        raise ParamsError(f"{label}: key 'data.format' names a file's format; data.backend reads a table")
+    url = None
+    if backend is not None:
+        from .engines import resolve_backend_url
+        url = resolve_backend_url(backend["url"], base)
     return {"engine": None if engine is None else engine.lower(),
-            "backend": None if backend is None else {"url": backend["url"], "table": backend["table"]}}
+            "backend": None if backend is None else {"url": url, "table": backend["table"]}}
 
 
 def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | None = None) -> Study:
@@ -425,6 +530,9 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     trec = None
     if d.get("trec") is not None:
         trec, d = _trec_data(d, base, label)
+    if d.get("backend") is not None and d.get("path") is not None:
+        raise ParamsError(f"{label}: give either 'data.path' (a file) or 'data.backend' (a table of a database), "
+                          "not both")
     for key in ("path", "doc") if d.get("backend") is None else ("doc",):
         if d.get(key) is None:
             raise ParamsError(f"{label}: missing required key 'data.{key}'")
@@ -436,9 +544,11 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: key 'data' with a per-document table needs both 'n' and 's'")
     if "compare_to" in d and not has_score:
         raise ParamsError(f"{label}: key 'data.compare_to' needs per-chunk rows ('data.score')")
-    data_path = Path(d["path"] if d.get("path") is not None else d["backend"]["table"])
-    if not data_path.is_absolute():
-        data_path = (base / data_path).resolve()
+    data_path = None   # data.backend: a table of a database, no file
+    if d.get("backend") is None:
+        data_path = Path(d["path"])
+        if not data_path.is_absolute():
+            data_path = (base / data_path).resolve()
     data_format = d.get("format")
     if data_format is not None:
         data_format = data_format.lower().lstrip(".")
@@ -457,7 +567,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: key 'data.allow_similar_ids' must be true or false, got {_show(similar)}")
     data = DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
                     q=d.get("q"), compare_to=d.get("compare_to"), format=data_format, metric=metric,
-                    allow_similar_ids=bool(similar), trec=trec, **_engine_keys(d, label))
+                    allow_similar_ids=bool(similar), trec=trec, **_engine_keys(d, label, base))
 
     g = raw["design"]
     sampling = g.get("sampling", "srs")
@@ -515,9 +625,30 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
                               "document) or 'census'")
         if frame.strip() == "census" and not raw.get("census"):
             raise ParamsError(f"{label}: key 'design.frame: census' needs a census (key 'census.path')")
+    sample = g.get("sample")
+    if sample is not None:
+        if "sampling" in g and sampling != "drawn":
+            raise ParamsError(f"{label}: key 'design.sample' (a manifest of perdoc sample) sets the design; leave "
+                              f"'design.sampling' out or write drawn (got {sampling})")
+        if not sample.strip():
+            raise ParamsError(f"{label}: key 'design.sample' is empty: give the manifest perdoc sample wrote")
+        sampling = "drawn"
+    elif sampling == "drawn":
+        raise ParamsError(f"{label}: design.sampling drawn needs key 'design.sample' (the manifest of perdoc sample)")
+    if "nonresponse" in g and sample is None:
+        raise ParamsError(f"{label}: key 'design.nonresponse' goes with design.sample")
+    if sampling == "drawn":
+        for key in ("population_size", "frame"):
+            if key in g:
+                raise ParamsError(f"{label}: key 'design.{key}' does not go with design.sample: the manifest carries "
+                                  "the design, the population and the sizes")
+        if data.trec is not None or data.aggregated or data.score is None:
+            raise ParamsError(f"{label}: design.sample needs the labelled chunk rows ('data.path' with 'data.doc' and "
+                              "'data.score')")
     design = Design(population=g["population"].strip(), sampling=sampling, population_size=M,
                     strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col,
-                    frame=None if frame is None else frame.strip())
+                    frame=None if frame is None else frame.strip(),
+                    sample=None if sample is None else sample.strip(), nonresponse=bool(g.get("nonresponse", False)))
 
     e = raw["estimand"]
     if e["kind"] not in ESTIMANDS:
@@ -597,7 +728,8 @@ def _trec_data(d: dict, base: Path, label: str):
     """``data.trec`` -> (TrecSpec with absolute paths, the data block it stands for: path = the run,
     doc = 'doc', score (and compare_to) = the score columns the TREC adapter writes)."""
     from .adapters import trec_column_names
-    clash = [k for k in ("path", "doc", "score", "n", "s", "q", "compare_to", "format") if d.get(k) is not None]
+    clash = [k for k in ("path", "doc", "score", "n", "s", "q", "compare_to", "format", "backend")
+             if d.get(k) is not None]
     if clash:
         raise ParamsError(f"{label}: key 'data.trec' sets the data itself; drop data.{', data.'.join(clash)}")
     t = d["trec"]
@@ -672,7 +804,47 @@ def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
 
 
 def _show(value) -> str:
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"
+    """``type repr`` of a value for a message, the repr cut at 40 characters (built piece by piece and
+    stopped there: a huge or deeply nested value is never walked whole)."""
+    return f"{type(value).__name__} {_brief(value, 40)}"
+
+
+def _brief(value, limit: int, *, quote: bool = True) -> str:
+    """At most ``limit`` characters of ``repr(value)`` (of ``value`` itself when ``quote`` is false and it
+    is a string), ending in "..." when cut. Only about ``limit`` pieces of the value are visited."""
+    if not quote and isinstance(value, str):
+        return value if len(value) <= limit else value[:limit - 3] + "..."
+    out, size = [], 0
+    for piece in _repr_pieces(value, limit + 1):
+        out.append(piece)
+        size += len(piece)
+        if size > limit:
+            break
+    text = "".join(out)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _repr_pieces(value, budget: int):
+    """The repr of ``value`` as a stream of short pieces (containers walked lazily, strings and numbers
+    cut to ``budget`` characters); whoever reads it stops when it has enough."""
+    if isinstance(value, str):
+        yield repr(value[:budget])[:-1] if len(value) > budget else repr(value)
+    elif isinstance(value, (list, tuple, set, frozenset, dict)):
+        opening, closing = {list: "[]", tuple: "()", dict: "{}"}.get(type(value), "{}")
+        if isinstance(value, (set, frozenset)) and not value:
+            yield f"{type(value).__name__}()"
+            return
+        yield opening
+        for i, item in enumerate(value.items() if isinstance(value, dict) else value):
+            if i:
+                yield ", "
+            if isinstance(value, dict):
+                yield from _repr_pieces(item[0], budget)
+                yield ": "
+                item = item[1]
+            yield from _repr_pieces(item, budget)
+        yield ("," if isinstance(value, tuple) and len(value) == 1 else "") + closing
+    elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * budget:
+        yield f"<a {value.bit_length()}-bit integer>"
+    else:
+        yield repr(value)[:budget]

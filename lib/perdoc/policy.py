@@ -20,31 +20,35 @@ defaults follow it:
 Under a stratified or two-stage design the design-based interval (``design``) leads. With a census
 in the params, a report leads with what its own simulation supports instead (perdoc.report).
 
-* with a frame (the size of every population document, :mod:`perdoc.frame`) and at least
-  :data:`FRAME_MIN_K` sampled documents, the micro mean leads with the prediction whose rate is
-  linear in the size's rank in the frame: ``logit_frame_rank`` (a metric bounded in [0, 1]) or
-  ``frame_rank`` (:func:`perdoc.methods.frame_prediction`). Across the panel at K = 20 it covered
-  0.951 on average (93% of cells >= 0.94) at a median width 1.03 of CR2's, against 0.930 (50%) for
-  logit CR2; at K = 10, 0.941 (89% >= 0.93) against 0.932 (86%); on the 13 heavy-inequality
-  censuses at K = 20 it reached 0.94 within 1.25 x CR2's width on 11 (logit CR2: 5). At K = 5 its
-  logit form covered less than logit CR2 (0.884 against 0.932), so below FRAME_MIN_K documents the
-  defaults above stay. The other frame-aware methods (``frame_ratio``: narrow, but wrong when long
-  documents score differently; ``frame_loglinear``: wider) lead only when a census simulation
-  recommends them.
+* with a frame (the size of every population document, :mod:`perdoc.frame`) the same defaults
+  lead: only design-consistent estimators lead, whatever the frame. The prediction (model-based)
+  frame methods (``frame_rank`` and the others) looked best on the panel (``logit_frame_rank``
+  0.952 on average at K = 20) but their coverage fell as K grew wherever their working model was
+  wrong (apipop.meals 0.943 at K = 20, 0.902 at K = 40, 0.836 at K = 80; on an unseen census of very
+  unequal sizes 0.746, 0.438 and 0.145 at K = 10, 20, 40), the signature of a bias their variance does
+  not carry. They lead only where a census simulation of the study recommends them. The
+  design-consistent frame method, ``greg`` / ``logit_greg`` (calibrated to the frame's documents and
+  chunks, jackknife variance), covered less than logit CR2 on the panel (0.902 against 0.931 at K =
+  20) and is an alternative. What a frame adds is a warning: when a sample of K documents would
+  typically miss documents holding more than :data:`perdoc.frame.TAIL_WARN` of the population's
+  chunks, no interval from a simple random sample can be trusted there (every panel cell where logit
+  CR2 covered below 0.90 at K >= 10 had an expected unseen share of at least 0.16), and the report
+  points to a design that samples by size (``perdoc sample --design pps``).
 """
 
 from __future__ import annotations
 
 __all__ = ["default_method", "FRAME_MIN_K"]
 
-#: Sampled documents from which a frame-aware method (``logit_frame_rank`` / ``frame_rank``) leads.
+#: Kept for scripts that import it: frame-aware methods no longer lead by default (see above).
 FRAME_MIN_K = 10
 
 
 def default_method(estimates, kind: str, *, difference: bool = False) -> str:
-    """The method key (``cr2``, ``logit_cr2``, ``logit_frame_rank``, ``frame_rank``, ``t``,
-    ``bootstrap_t``, ``design``) that leads for ``kind`` ("micro" or "macro") in ``estimates`` when no
-    simulation decides."""
+    """The method key (``cr2``, ``logit_cr2``, ``t``, ``bootstrap_t``, ``design``, ``logit_design``)
+    that leads for ``kind`` ("micro" or "macro") in ``estimates`` when no simulation decides: always a
+    design-consistent one, and never one whose interval leaves the metric's range while another
+    available default stays inside."""
     if estimates.design is not None:
         if not difference:
             for iv in estimates.intervals:   # a drawn sample's leading interval (perdoc.survey)
@@ -63,10 +67,18 @@ def default_method(estimates, kind: str, *, difference: bool = False) -> str:
         return "cr2" if kind == "micro" else "t"
     bounded = tuple(estimates.metric_range or ()) == (0.0, 1.0)
     if kind == "micro":
-        if estimates.K >= FRAME_MIN_K:  # a frame was given: its methods are among the estimates
-            if bounded and usable("logit_frame_rank"):
-                return "logit_frame_rank"
-            if usable("frame_rank"):
-                return "frame_rank"
-        return "logit_cr2" if bounded and usable("logit_cr2") else "cr2"
+        if bounded and usable("logit_cr2"):
+            return "logit_cr2"
+        if bounded and _out_of_range(estimates, kind, "cr2"):
+            for method in ("korn_graubard", "wilson", "logit"):   # in [0, 1] by construction
+                if usable(method) and not _out_of_range(estimates, kind, method):
+                    return method
+        return "cr2"
     return "bootstrap_t" if usable("bootstrap_t") else "t"
+
+
+def _out_of_range(estimates, kind, method) -> bool:
+    try:
+        return bool(estimates.interval(kind, method).out_of_range)
+    except KeyError:
+        return False

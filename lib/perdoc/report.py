@@ -11,13 +11,17 @@ complete.
 from __future__ import annotations
 
 import copy
+import errno
 import hashlib
 import html
 import json
 import os
 import platform
 import shutil
+import stat
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -235,10 +239,20 @@ def analyse(params_file) -> Analysis:
     analysis = _frozen_analysis(path)
     if analysis is None:
         study = load_params(path)
-        stamp = (_mtime(path), _mtime(study.data.path), _mtime(study.census) if study.census else None)
+        stamp = (_mtime(path), _mtime(study.data.path) if study.data.path is not None else _backend_stamp(study),
+                 _mtime(study.census) if study.census else None)
         analysis = _analyse_cached(str(path), stamp)
     set_language(analysis.study.language)   # the notebooks' text follows the study's report.language
     return analysis
+
+
+def _backend_stamp(study: Study):
+    """The state of a database input for the cache: its file's when it is a local database file."""
+    from .engines import _file_database, duckdb_database
+    url = (study.data.backend or {}).get("url")
+    if url and _file_database(url) and duckdb_database(url):
+        return _mtime(Path(duckdb_database(url)))
+    return None
 
 
 def _params_path(params_file) -> Path:
@@ -296,7 +310,10 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
             return dict(shown[str(p)])
         return {"file": p.name, "bytes": p.stat().st_size, "sha256": _sha256_file(p)}
 
-    data_facts = facts(d.path)
+    if d.path is None:   # data.backend: a table of a database, no file to name or hash
+        data_facts = {"file": None, "bytes": None, "sha256": None}
+    else:
+        data_facts = facts(d.path)
     info = {
         "file": data_facts["file"],
         "bytes": data_facts["bytes"],
@@ -307,6 +324,13 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
         "columns": {k: v for k, v in (("doc", d.doc), ("score", d.score), ("n", d.n), ("s", d.s),
                                       ("q", d.q)) if v is not None},
     }
+    if d.path is None and d.backend is not None:
+        # where the rows came from (the URL as written, without its secrets) and, for the record of
+        # what was read, the SHA-256 of the per-document table aggregated from it (= documents.csv's)
+        from .redact import redact_url
+        written = ((study.raw.get("data") or {}).get("backend") or {}).get("url", d.backend["url"])
+        info["backend"] = {"url": redact_url(written), "table": d.backend["table"]}
+        info["documents_sha256"] = _table_sha256(table)
     if census is not None:
         c = facts(study.census)
         info["census"] = {"file": c["file"], "bytes": c["bytes"], "sha256": c["sha256"], "documents": census.K}
@@ -316,6 +340,13 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
         info["frame"] = ({"file": "census"} if fp is None else
                          {k: v for k, v in facts(fp).items() if k in ("file", "bytes", "sha256")})
         info["frame"]["documents"] = est.population_size
+    if getattr(study.design, "sample", None) is not None:
+        from .study import sample_path
+        f = facts(sample_path(study))
+        info["sample"] = {"manifest": f["file"], "bytes": f["bytes"], "sha256": f["sha256"],
+                          "design": (est.design or {}).get("design"), "k": (est.design or {}).get("k"),
+                          "take": (est.design or {}).get("take"), "seed": (est.design or {}).get("seed"),
+                          "documents_in_frame": (est.design or {}).get("documents_in_frame")}
     if d.trec is not None:
         info["trec"] = {"measure": d.trec.measure}
         for key in ("qrels", "doc_map", "compare_run"):
@@ -326,6 +357,28 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
                     pseudo_simulation=pseudo)
+
+
+def _table_sha256(table: DocTable) -> str:
+    """The SHA-256 of ``table`` written as documents.csv (the same bytes a report folder holds)."""
+    folder = Path(tempfile.mkdtemp(prefix="perdoc-table-"))
+    try:
+        table.write(folder / "documents.csv")
+        return _sha256_file(folder / "documents.csv")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def input_name(info: dict, language: str = "en") -> str:
+    """How the report's subtitle names its input: the file and the start of its SHA-256, or the table,
+    the URL (without secrets) and the start of the per-document table's SHA-256."""
+    b = info.get("backend")
+    if b:
+        sha = (info.get("documents_sha256") or "")[:12]
+        if language == "es":
+            return f"tabla {b['table']} en {b['url']} (SHA-256 de la tabla por documento {sha}...)"
+        return f"table {b['table']} at {b['url']} (SHA-256 of the per-document table {sha}...)"
+    return f"{info['file']} (SHA-256 {info['sha256'][:12]}...)"
 
 
 class _user_paths:
@@ -369,7 +422,21 @@ def _freeze(params_path: Path, analysis: Analysis) -> None:
     folder = os.environ.get(CACHE_ENV)
     if folder:
         with open(Path(folder) / FROZEN, "wb") as f:
-            pickle.dump((str(params_path), analysis), f)
+            pickle.dump((str(params_path), _without_secrets(analysis)), f)
+
+
+def _without_secrets(analysis: Analysis) -> Analysis:
+    """The analysis as the kernel needs it, without the secrets of a connection URL (the frozen copy
+    is a file in the build folder, which a killed build leaves behind; the kernel reads no data)."""
+    from dataclasses import replace
+
+    from .redact import redact_url, redact_value
+    study = analysis.study
+    if study.data.backend is None:
+        return analysis
+    data = replace(study.data, backend={**study.data.backend, "url": redact_url(study.data.backend["url"])})
+    return replace(analysis, study=replace(study, data=data, raw=redact_value(study.raw),
+                                           overrides=redact_value(study.overrides)))
 
 
 CACHE_ENV = "PERDOC_CACHE_DIR"
@@ -379,9 +446,11 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     """summary.json: the ``perdoc estimate --json`` contract plus params, input and provenance."""
     out = analysis.estimates.to_dict()
     out["estimand"] = {"kind": analysis.study.estimand.kind, "why": analysis.study.estimand.why}
-    out["params"] = analysis.study.to_dict()
-    out["params_overrides"] = dict(analysis.study.overrides)   # --set / --name / --language over the file
-    out["input"] = dict(analysis.input)
+    # no secrets of a connection URL (perdoc.redact): in the params, the overrides or the input
+    from .redact import redact_value
+    out["params"] = redact_value(analysis.study.to_dict())
+    out["params_overrides"] = redact_value(dict(analysis.study.overrides))   # --set / --name / --language
+    out["input"] = redact_value(dict(analysis.input))
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
     if analysis.comparison is not None:
         out["comparison"] = analysis.comparison.to_dict()
@@ -405,11 +474,34 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     return out
 
 
+def drawn_description(info: dict, K: int) -> str:
+    """A drawn sample's design in words (from the manifest and its JSON)."""
+    names = {"srs": "simple random sample", "stratified": "size-stratified sample",
+             "pps": "sample with probability proportional to size" + (" (with replacement)"
+                                                                     if info.get("with_replacement") else
+                                                                     " (without replacement, Brewer's method)"),
+             "certainty": "take-all stratum of the longest documents plus a sample of the rest"}
+    what = names.get(info.get("design"), "drawn sample")
+    M = info.get("documents_in_frame")
+    head = f"{what} drawn by perdoc sample: {K:,} document draws" + (f" of {M:,} in the frame" if M else "")
+    if info.get("take"):
+        head += f", {info['take']} chunks labelled in each (all of a shorter one)"
+    if info.get("seed") is not None:
+        head += f", seed {info['seed']}"
+    strata = info.get("strata") or {}
+    if strata:
+        head += "; strata: " + "; ".join(f"{h} ({v.get('kind', '')}, {v.get('drawn', '?')} drawn)"
+                                         for h, v in strata.items())
+    return head
+
+
 def design_description(analysis: Analysis) -> str:
     """The sampling design in words, with the sampling fraction at each stage or in each stratum."""
     g, est, K = analysis.study.design, analysis.estimates, analysis.table.K
     if g.sampling == "census":
         return f"census: all {K:,} documents of the population"
+    if g.sampling == "drawn":
+        return drawn_description(est.design or {}, K)
     if g.sampling == "srs":
         frac = "" if est.population_size is None else f" (sampling fraction {K / est.population_size:.2%})"
         M = "" if est.population_size is None else f" of {est.population_size:,}"
@@ -442,6 +534,93 @@ REPORT_FILES = frozenset({"report.html", "summary.json", "documents.csv", "error
 ERROR_MARK = "perdoc report failed"
 #: Prefixes of perdoc's temporary folders inside the output folder (swept when their process is gone).
 TMP_PREFIX, OLD_PREFIX, TMP_MARK = ".perdoc-tmp-", ".perdoc-old-", ".perdoc-tmp"
+#: The lock file of one report name, ``<out>/.perdoc-lock-<name>``: held (flock) by the build of that
+#: name from the check that its folder may be replaced to the final move (or the error page).
+LOCK_PREFIX = ".perdoc-lock-"
+#: The first bytes of every lock file perdoc writes (a file of that name holding other text is refused).
+LOCK_MARK = "perdoc lock"
+#: Seconds a build waits for another build of the same name in the same folder before it gives up with
+#: one line (the environment variable PERDOC_LOCK_WAIT sets another wait; 0: do not wait).
+LOCK_WAIT = 600.0
+
+
+# ---------------------------------------------------------------------------------------- signals
+class BuildInterrupted(KeyboardInterrupt):
+    """A report build stopped by SIGTERM or SIGINT (``signum``): its temporary folder was removed and
+    the report folder is as it was (or fully replaced, when the signal came during the final move).
+    The command line exits with status 128 + signum."""
+
+    def __init__(self, signum: int):
+        import signal
+        self.signum = int(signum)
+        try:
+            label = signal.Signals(signum).name
+        except ValueError:
+            label = f"signal {signum}"
+        super().__init__(f"stopped by {label}: the build's temporary folder was removed")
+
+
+#: Signals that stop a build cleanly, and the state of the handlers :func:`_interruptible` installs.
+_INTERRUPT_SIGNALS = ("SIGTERM", "SIGINT")
+_interrupt = {"defer": 0, "pending": None, "raised": False}
+
+
+def _on_signal(signum, frame):
+    if _interrupt["raised"]:
+        return                       # unwinding already: let the clean-up finish
+    if _interrupt["defer"]:
+        _interrupt["pending"] = signum   # raised when the critical step is over
+        return
+    _interrupt["raised"] = True
+    raise BuildInterrupted(signum)
+
+
+class _deferred_interrupts:
+    """A step that must not be cut in two (the final move, a clean-up): a signal arriving meanwhile is
+    acted on at its end."""
+
+    def __enter__(self):
+        _interrupt["defer"] += 1
+
+    def __exit__(self, kind, err, tb):
+        _interrupt["defer"] -= 1
+        pending = _interrupt["pending"]
+        if not _interrupt["defer"] and pending is not None and not _interrupt["raised"]:
+            _interrupt["pending"] = None
+            _interrupt["raised"] = True
+            raise BuildInterrupted(pending)
+        return False
+
+
+def _interruptible(func):
+    """Run ``func`` with SIGTERM and SIGINT raising :class:`BuildInterrupted`, so every ``with`` block
+    unwinds (the temporary folder, the lock, the environment); the previous handlers come back after.
+    Only in the main thread (elsewhere Python cannot set handlers), and a signal the process ignores
+    (SIG_IGN, e.g. SIGINT of a background job) stays ignored."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        import signal
+        if threading.current_thread() is not threading.main_thread():
+            return func(*args, **kwargs)
+        previous, outer = {}, dict(_interrupt)
+        _interrupt.update(defer=0, pending=None, raised=False)
+        try:
+            for sig in (getattr(signal, n) for n in _INTERRUPT_SIGNALS):
+                try:
+                    old = signal.getsignal(sig)
+                    if old is not signal.SIG_IGN:
+                        signal.signal(sig, _on_signal)
+                        previous[sig] = old
+                except (ValueError, OSError):
+                    pass
+            return func(*args, **kwargs)
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, signal.SIG_DFL if old is None else old)
+            _interrupt.update(outer)
+    return wrapper
 
 
 def build_reports(params_files, out_dir="reports", *, language: str | None = None, overrides=None,
@@ -469,10 +648,12 @@ def build_reports(params_files, out_dir="reports", *, language: str | None = Non
             path = build_report(pf, out_dir, language=language, overrides=overrides, name=name, notify=notify)
             results.append((str(pf), True, str(path)))
         except PerdocError as err:
-            results.append((str(pf), False, str(err)))
+            from .redact import redact_text
+            results.append((str(pf), False, redact_text(str(err))))
     return results
 
 
+@_interruptible
 def build_report(params_file, out_dir="reports", *, language: str | None = None, overrides=None,
                  name: str | None = None, notify=None) -> Path:
     """Build ``<out_dir>/<name>/report.html``, ``summary.json`` and ``documents.csv``.
@@ -496,7 +677,12 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
       report never stands in for the current one;
     * the inputs are copied once into the build folder and every number and hash comes from that
       copy; the report is built in a temporary folder of ``out_dir`` and moved into place at the end;
-    * temporary folders of earlier builds killed before they could clean up are removed.
+    * temporary folders of earlier builds killed before they could clean up are removed;
+    * one build of a name at a time per output folder: a second waits for the first (at most
+      :data:`LOCK_WAIT` seconds, with one line saying so) and then builds;
+    * SIGTERM or SIGINT during the build removes its temporary folder and raises
+      :class:`BuildInterrupted` (the report folder is left as it was, or fully replaced);
+    * an input that is not a regular file (a device, a named pipe) is refused: it is never copied.
 
     On failure an error page replaces the folder's contents and :class:`ReportError` (or the
     underlying :class:`PerdocError`) is raised.
@@ -515,39 +701,42 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
         name = changes.get("name") or _declared_name(params_file)
         if name is not None:  # read, but broke the schema: never leave an older report standing
             try:
-                _write_error_page(out_dir, name, params_file, str(err))
+                with _name_lock(out_dir, name, notify):
+                    _write_error_page(out_dir, name, params_file, str(err))
             except PerdocError as refused:
                 raise ReportError(f"{err}; also: {refused}") from None
         raise
     name = study.name
     _check_out_dir(out_dir)
-    _check_replaceable(out_dir / name)
-    earlier = _earlier_params(out_dir / name)
-    try:
-        _sweep_stale(out_dir)
-        with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
-            snap_study, shown = _snapshot(study, tmp / "input")
-            analysis = _compute_analysis(snap_study, shown)
-            _freeze(params_file.resolve(), analysis)
-            stage = tmp / name
-            stage.mkdir()
-            analysis.table.write(stage / "documents.csv")
-            table_sha = _sha256_file(stage / "documents.csv")
-            (stage / "summary.json").write_text(_dump_json(summary(analysis, table_sha)), encoding="utf-8")
-            html_text = render(params_file.resolve(), analysis, tmp)
-            (stage / "report.html").write_text(html_text, encoding="utf-8")
-            _replace_dir(stage, out_dir / name)
-    except PerdocError as err:
-        _error_page_or_note(out_dir, name, params_file, str(err))
-        raise
-    except OSError as err:
-        msg = f"{params_file}: cannot write the report in {out_dir}: {err.strerror or err}"
-        _error_page_or_note(out_dir, name, params_file, msg)
-        raise ReportError(msg) from None
-    except Exception as err:  # an unexpected failure still leaves an honest error page
-        msg = f"{type(err).__name__}: {err}".splitlines()[0]
-        _error_page_or_note(out_dir, name, params_file, msg)
-        raise ReportError(f"{params_file}: report failed: {msg}") from err
+    # one build of a name at a time in a folder: from the check to the move (or the error page)
+    with _name_lock(out_dir, name, notify):
+        _check_replaceable(out_dir / name)
+        earlier = _earlier_params(out_dir / name)
+        try:
+            _sweep_stale(out_dir)
+            with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
+                snap_study, shown = _snapshot(study, tmp / "input")
+                analysis = _compute_analysis(snap_study, shown)
+                _freeze(params_file.resolve(), analysis)
+                stage = tmp / name
+                stage.mkdir()
+                analysis.table.write(stage / "documents.csv")
+                table_sha = _sha256_file(stage / "documents.csv")
+                (stage / "summary.json").write_text(_dump_json(summary(analysis, table_sha)), encoding="utf-8")
+                html_text = render(params_file.resolve(), analysis, tmp)
+                (stage / "report.html").write_text(html_text, encoding="utf-8")
+                _replace_dir(stage, out_dir / name)
+        except PerdocError as err:
+            _error_page_or_note(out_dir, name, params_file, str(err))
+            raise
+        except OSError as err:
+            msg = f"{params_file}: cannot write the report in {out_dir}: {err.strerror or err}"
+            _error_page_or_note(out_dir, name, params_file, msg)
+            raise ReportError(msg) from None
+        except Exception as err:  # an unexpected failure still leaves an honest error page
+            msg = f"{type(err).__name__}: {err}".splitlines()[0]
+            _error_page_or_note(out_dir, name, params_file, msg)
+            raise ReportError(f"{params_file}: report failed: {msg}") from err
     changed = _param_changes(earlier, study.to_dict()) if earlier is not None else ""
     if changed:
         (notify or _to_stderr)(f"replaced {out_dir / name} (its parameters differed: {changed}); "
@@ -557,7 +746,8 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
 
 def _to_stderr(line: str) -> None:
     import sys
-    print(f"perdoc: {line}", file=sys.stderr)
+    from .redact import safe_line
+    print(safe_line(f"perdoc: {line}"), file=sys.stderr)
 
 
 def _command_line_overrides(overrides, language, name) -> dict:
@@ -635,17 +825,18 @@ def _check_out_dir(out_dir: Path) -> None:
 
 def _declared_name(params_file: Path) -> str | None:
     """The ``name:`` a params file declares, if it reads as YAML and the name is a valid folder name."""
-    import re
-
     import yaml
-    try:
-        raw = yaml.safe_load(params_file.read_text(encoding="utf-8"))
+
+    from .params import ParamsError, check_name, read_yaml
+    try:   # read as load_params reads it: no anchors or aliases, bounded nesting
+        raw = read_yaml(params_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
         return None
     name = raw.get("name") if isinstance(raw, dict) else None
-    if isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-        return name
-    return None
+    try:
+        return check_name(name)   # the rule of the params key name: a valid folder name, not too long
+    except ParamsError:
+        return None
 
 
 def perdoc_folder(folder: Path) -> str | None:
@@ -663,6 +854,8 @@ def perdoc_folder(folder: Path) -> str | None:
         entries = sorted(p.name for p in folder.iterdir())
     except OSError as err:
         return f"cannot look into {folder}: {err.strerror or err}"
+    # the lock file of a killed build whose --out was this folder is perdoc's, not the user's
+    entries = [e for e in entries if not (e.startswith(LOCK_PREFIX) and _idle_lock_file(folder / e))]
     if not entries:
         return None
     foreign = [e for e in entries if e not in REPORT_FILES or not (folder / e).is_file()]
@@ -700,19 +893,249 @@ def _check_replaceable(folder: Path) -> None:
 
 class _build_dir:
     """A temporary build folder inside ``out_dir`` (same file system, so the final move is atomic),
-    marked with the building process's id so a later run can sweep it if this one is killed."""
+    ``.perdoc-tmp-<name>-<pid>-<random>``, marked by the file ``.perdoc-tmp`` (the pid and host, for
+    people). This process holds a lock on the mark for the folder's whole life, so a later sweep (from
+    this host, another PID namespace or another host sharing the folder) removes the folder only once
+    nobody holds that lock: when the build was killed. No pid is trusted."""
 
     def __init__(self, out_dir: Path, name: str):
         self.out_dir, self.name = out_dir, name
 
     def __enter__(self) -> Path:
-        self.path = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{self.name}-{os.getpid()}-", dir=self.out_dir))
-        (self.path / TMP_MARK).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        self.path = self.fd = None
+        try:
+            with _deferred_interrupts():   # a signal now is acted on once the folder is set up...
+                self.path = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{self.name}-{os.getpid()}-",
+                                                  dir=self.out_dir))
+                self.fd = _locked_mark(self.path)
+                _LIVE_BUILDS.add(os.path.abspath(self.path))
+        except BaseException:             # ...and removes it (no __exit__ when __enter__ fails)
+            if self.path is not None:
+                shutil.rmtree(self.path, ignore_errors=True)
+                _LIVE_BUILDS.discard(os.path.abspath(self.path))
+            if self.fd is not None:
+                os.close(self.fd)
+            raise
         return self.path.resolve()
 
     def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
+        with _deferred_interrupts():   # a second signal must not stop the clean-up half way
+            shutil.rmtree(self.path, ignore_errors=True)
+            _LIVE_BUILDS.discard(os.path.abspath(self.path))
+            os.close(self.fd)          # the lock goes with the folder, never before it
         return False
+
+
+#: This process's build folders (skipped by its own sweeps whatever the file system's lock semantics).
+_LIVE_BUILDS: set = set()
+#: The name locks this process holds: (lock file, thread) -> [descriptor or None, depth].
+_HELD_LOCKS: dict = {}
+_OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _flock(fd: int, *, shared: bool = False) -> bool | None:
+    """Lock ``fd`` without waiting: True when locked, False when someone else holds the lock, None
+    when it cannot be told (a file system without locks, or no fcntl)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
+
+
+def _open_for_lock(path: Path, *, create: bool) -> int:
+    """Open ``path`` read-write (an exclusive lock on a network file system needs it), never following
+    a symbolic link nor blocking on a named pipe; read-only when write permission is missing."""
+    flags = _OPEN_FLAGS | (os.O_CREAT if create else 0)
+    try:
+        return os.open(path, os.O_RDWR | flags, 0o644)
+    except PermissionError:
+        if create:
+            raise
+        return os.open(path, os.O_RDONLY | flags)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        a, b = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _lock_holder(path: Path) -> str:
+    """Who holds a lock file, as its holder wrote it (``pid 12 on host h``), or ``""``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
+    except OSError:
+        return ""
+    try:
+        text = os.read(fd, 300).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    finally:
+        os.close(fd)
+    first = text.split("\n", 1)[0]
+    return " ".join(first[len(LOCK_MARK):].strip(" :").split()) if first.startswith(LOCK_MARK) else ""
+
+
+def _lock_wait() -> float:
+    """Seconds to wait for another build of the same name: PERDOC_LOCK_WAIT, else :data:`LOCK_WAIT`."""
+    text = os.environ.get("PERDOC_LOCK_WAIT", "").strip()
+    if not text:
+        return LOCK_WAIT
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = -1.0
+    if not wait >= 0 or wait == float("inf"):
+        raise ReportError(f"PERDOC_LOCK_WAIT must be a number of seconds, 0 or more (got {text!r})")
+    return wait
+
+
+def _lock_name(out_dir: Path, name: str, *, wait: float, notify=None) -> int | None:
+    """Take the lock of report name ``name`` in ``out_dir``: the file ``<out>/.perdoc-lock-<name>``,
+    locked with flock. While another build holds it, wait (one line through ``notify`` the first
+    time) for at most ``wait`` seconds, then one line: another build of that name is running.
+
+    Returns the open, locked descriptor, or None when the file system cannot lock (then the build
+    goes on unguarded, after one line saying so). A lock file is removed by its holder when done;
+    whoever locks one checks it is still the file of that name, else it locks the new one. Something
+    other than a perdoc lock file under that name (a link, a folder, a file of other text) is refused.
+    """
+    path = out_dir / f"{LOCK_PREFIX}{name}"
+    say = notify or _to_stderr
+    deadline = time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            fd = _open_for_lock(path, create=True)
+        except OSError as err:
+            why = {errno.ELOOP: "it is a symbolic link", errno.EISDIR: "it is a folder"}.get(
+                err.errno, err.strerror or str(err))
+            raise ReportError(f"cannot use the lock file {path}: {why}; perdoc keeps a plain file there while "
+                              f"it builds {name}: move it away") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1 or not _lock_text(fd):
+                raise ReportError(f"cannot use the lock file {path}: it is not a lock file perdoc wrote; "
+                                  "move it away")
+            got = _flock(fd) if st.st_nlink else True   # no link left: its holder removed it, open anew
+            if got is None:
+                os.close(fd)
+                say(f"cannot lock {path} (this file system has no file locks): a second build of {name} in "
+                    f"{out_dir} at the same time would not wait for this one")
+                return None
+            if got and _same_file(fd, path):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{LOCK_MARK}: pid {os.getpid()} on host {platform.node()}\n".encode(), 0)
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        if got:
+            continue   # the holder finished and removed that file while this one opened it: lock anew
+        holder = _lock_holder(path)
+        held_by = f" ({holder})" if holder else ""
+        if time.monotonic() >= deadline:
+            raise ReportError(f"another build of {name} is running in {out_dir}{held_by}; waited {wait:g} s "
+                              "for it (PERDOC_LOCK_WAIT): run this one again when it has finished")
+        if not told:
+            say(f"waiting for another build of {name} in {out_dir}{held_by} to finish (at most {wait:g} s)")
+            told = True
+        time.sleep(max(0.0, min(0.1, deadline - time.monotonic())))
+
+
+def _lock_text(fd: int) -> bool:
+    """Whether the file open as ``fd`` reads as a perdoc lock file: empty, or starting with
+    :data:`LOCK_MARK` (or a part of it, while its holder writes it)."""
+    head = os.pread(fd, len(LOCK_MARK), 0)
+    return LOCK_MARK.encode().startswith(head)
+
+
+def _unlock_name(path: Path, fd: int | None) -> None:
+    """Remove the lock file (still locked, so a waiting build sees it is gone and locks a new one)
+    and release it."""
+    if fd is None:
+        return
+    if _same_file(fd, path):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    os.close(fd)
+
+
+class _name_lock:
+    """Hold the lock of report name ``name`` in ``out_dir`` (see :func:`_lock_name`); re-entrant in one
+    thread, so the error page a failing build writes is written under the lock the build holds."""
+
+    def __init__(self, out_dir: Path, name: str, notify=None):
+        self.out_dir, self.name, self.notify = Path(out_dir), name, notify
+
+    def __enter__(self):
+        _check_out_dir(self.out_dir)
+        self.path = self.out_dir / f"{LOCK_PREFIX}{self.name}"
+        self.key = (os.path.abspath(self.path), threading.get_ident())
+        if self.key in _HELD_LOCKS:
+            _HELD_LOCKS[self.key][1] += 1
+            return self
+        fd = _lock_name(self.out_dir, self.name, wait=_lock_wait(), notify=self.notify)
+        _HELD_LOCKS[self.key] = [fd, 1]
+        return self
+
+    def __exit__(self, *exc):
+        with _deferred_interrupts():
+            held = _HELD_LOCKS[self.key]
+            held[1] -= 1
+            if held[1] == 0:
+                del _HELD_LOCKS[self.key]
+                _unlock_name(self.path, held[0])
+        return False
+
+
+def _locked_mark(folder: Path) -> int:
+    """Write the mark of a build folder and lock it (returns the descriptor to keep open). The mark is
+    written under another name, locked, then renamed: a sweep never sees it unlocked."""
+    new = folder / f"{TMP_MARK}.new"
+    fd = os.open(new, os.O_RDWR | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644)
+    try:
+        _flock(fd)   # None (no locks here): a sweep cannot lock it either, so never removes the folder
+        os.write(fd, f"{os.getpid()}\n{platform.node()}\n".encode())
+        os.replace(new, folder / TMP_MARK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _idle_lock_file(path: Path) -> bool:
+    """Whether ``path`` is a perdoc lock file that nobody holds (left by a killed build)."""
+    import re
+
+    from .params import NAME_PATTERN
+    if not re.fullmatch(re.escape(LOCK_PREFIX) + NAME_PATTERN, path.name) or os.path.abspath(path) in {
+            k[0] for k in _HELD_LOCKS}:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        return stat.S_ISREG(st.st_mode) and _lock_text(fd) and _flock(fd, shared=True) is True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 class _runtime_dir:
@@ -743,47 +1166,124 @@ class _runtime_dir:
         return False
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
-
-
 def _sweep_stale(out_dir: Path) -> list[Path]:
-    """Remove perdoc's own temporary folders left in ``out_dir`` by builds that were killed: only
-    folders named and marked by perdoc whose process no longer runs. Returns what was removed."""
+    """Remove perdoc's own temporary folders left in ``out_dir`` by builds that were killed, and
+    nothing else. Returns what was removed.
+
+    Liveness is a held lock, never a process id (a pid says nothing about a build in another PID
+    namespace, such as a container sharing the folder, or on another host of a shared folder):
+
+    * a build folder is removed only when its name has perdoc's shape
+      ``.perdoc-tmp-<name>-<pid>-<random>``, its mark ``.perdoc-tmp`` is a regular file (not a
+      symbolic link, not a folder) starting with a pid, and nobody holds the mark's lock (its build
+      holds it for the folder's whole life);
+    * a trash folder ``.perdoc-old-<name>-<pid>`` only when it holds nothing but a perdoc report or
+      error page and nobody holds the lock of ``<name>`` (the build that moves a report there removes
+      it before it releases that lock);
+    * lock files (``.perdoc-lock-<name>``) are left alone: their holders remove them.
+    """
     import re
+
+    from .params import NAME_PATTERN
+    tmp_shape = re.compile(re.escape(TMP_PREFIX) + f"(?P<name>{NAME_PATTERN})-[0-9]+-[A-Za-z0-9_]+")
+    old_shape = re.compile(re.escape(OLD_PREFIX) + f"(?P<name>{NAME_PATTERN})-[0-9]+")
     removed = []
     try:
         entries = list(out_dir.iterdir())
     except OSError:
         return removed
     for entry in entries:
-        if entry.is_symlink() or not entry.is_dir():
-            continue
-        pid = None
-        if entry.name.startswith(TMP_PREFIX):
-            try:
-                pid = int((entry / TMP_MARK).read_text(encoding="utf-8").strip())
-            except (OSError, ValueError):
-                continue  # not marked: not ours to delete
-        elif entry.name.startswith(OLD_PREFIX):
-            m = re.search(r"-(\d+)$", entry.name)
-            if m is None or perdoc_folder(entry) is not None:
+        try:
+            if entry.is_symlink() or not entry.is_dir():
                 continue
-            pid = int(m.group(1))
-        else:
+        except OSError:
             continue
-        if pid != os.getpid() and not _pid_alive(pid):
-            shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
+        if tmp_shape.fullmatch(entry.name):
+            if os.path.abspath(entry) not in _LIVE_BUILDS and _sweep_build_folder(entry):
+                removed.append(entry)
+        else:
+            m = old_shape.fullmatch(entry.name)
+            if m and perdoc_folder(entry) is None and _sweep_trash(out_dir, entry, m["name"]):
+                removed.append(entry)
     return removed
+
+
+def _sweep_build_folder(folder: Path) -> bool:
+    """Remove a build folder whose mark is a regular file nobody holds a lock on (see _sweep_stale)."""
+    try:
+        fd = _open_for_lock(folder / TMP_MARK, create=False)
+    except OSError:
+        return False   # no mark, or a symbolic link (ELOOP) or a folder (EISDIR): not ours to delete
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not os.pread(fd, 32, 0).split(b"\n", 1)[0].strip().isdigit():
+            return False
+        if _flock(fd) is not True:
+            return False   # its build is alive (or this file system cannot tell: keep it)
+        shutil.rmtree(folder, ignore_errors=True)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _sweep_trash(out_dir: Path, folder: Path, name: str) -> bool:
+    """Remove a perdoc trash folder of ``name`` when no build of ``name`` runs (see _sweep_stale)."""
+    path = out_dir / f"{LOCK_PREFIX}{name}"
+    key = os.path.abspath(path)
+    mine = (key, threading.get_ident()) in _HELD_LOCKS    # this build holds it: its own trash is gone
+    if not mine and any(k[0] == key for k in _HELD_LOCKS):
+        return False
+    fd = None
+    if not mine:
+        try:
+            fd = _lock_name(out_dir, name, wait=0, notify=lambda line: None)
+        except ReportError:
+            return False   # a build of that name runs, or the lock file is not perdoc's
+        if fd is None:
+            return False   # no locks on this file system: cannot tell, keep it
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        _unlock_name(path, fd)
+    return True
+
+
+#: The params key of each input file a snapshot copies (by the copy's folder name).
+_SNAPSHOT_KEYS = {"qrels": "data.trec.qrels", "doc_map": "data.trec.doc_map", "compare_run": "data.trec.compare_run",
+                  "census": "census.path", "frame": "design.frame", "sample": "design.sample"}
+
+
+def _regular_input(study: Study, src: Path, tag: str) -> int | None:
+    """``src`` opened for the snapshot, or None when it cannot be opened (the loader then says why).
+
+    Only a regular file is copied: a device or a pipe can be endless (``/dev/zero``, ``/dev/urandom``,
+    a FIFO that is always written) and would be copied until the disk is full, so it is refused with
+    one line naming the params key. The check is made on the opened file (no swap between check and
+    copy), and opening does not wait for a named pipe's writer."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(src, os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            if nonblock:
+                os.set_blocking(fd, True)
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    key = "data.trec.run" if tag == "data" and study.data.trec is not None else _SNAPSHOT_KEYS.get(tag, "data.path")
+    kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode) else
+            "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "not a regular file")
+    label = Path(study.params_path).name if getattr(study, "params_path", None) else "params"
+    raise ReportError(f"{label}: key '{key}' names {src}, {kind}: a report copies each input once into its "
+                      "build folder, so it reads regular files only (save a stream to a file first)")
 
 
 def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
@@ -794,19 +1294,25 @@ def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
     shown = {}
 
     def copy(src: Path, tag: str) -> Path:
+        if src is None:
+            return src  # data.backend: a table of a database, read where it is
         if not src.exists():
             return src  # the loader says "not found" in its own words
         if src.is_dir():
             return src
-        dest = folder / tag / src.name
-        dest.parent.mkdir()
-        h = hashlib.sha256()
-        size = 0
-        with open(src, "rb") as fin, open(dest, "wb") as fout:
-            for block in iter(lambda: fin.read(1 << 20), b""):
-                h.update(block)
-                fout.write(block)
-                size += len(block)
+        fd = _regular_input(study, src, tag)   # a device or a pipe is refused, never copied
+        if fd is None:
+            return src  # cannot be opened: the loader says why in its own words
+        with open(fd, "rb") as fin:
+            dest = folder / tag / src.name
+            dest.parent.mkdir()
+            h = hashlib.sha256()
+            size = 0
+            with open(dest, "wb") as fout:
+                for block in iter(lambda: fin.read(1 << 20), b""):
+                    h.update(block)
+                    fout.write(block)
+                    size += len(block)
         shown[str(dest)] = {"file": src.name, "bytes": size, "sha256": h.hexdigest(), "path": str(src)}
         return dest
 
@@ -820,6 +1326,21 @@ def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
     from .study import frame_path
     frame = frame_path(study)  # design.frame's file (not the census): read once, from its copy
     design = study.design if frame is None else replace(study.design, frame=str(copy(frame, "frame")))
+    from .study import sample_path
+    manifest = sample_path(study)  # design.sample: the manifest, and the JSON perdoc sample wrote beside it
+    if manifest is not None:
+        copied = copy(manifest, "sample")
+        if copied != manifest:
+            from .sample_io import manifest_json_path
+            side = manifest_json_path(manifest)
+            fd = _regular_input(study, side, "sample") if side.is_file() else None
+            if fd is not None:
+                with open(fd, "rb") as fin:
+                    meta = fin.read(1 << 20)
+                target = manifest_json_path(copied)
+                target.write_bytes(meta)
+                shown[str(target)] = {"file": side.name, "path": str(side)}
+        design = replace(design, sample=str(copied))
     return replace(study, data=data, census=census, design=design), shown
 
 
@@ -910,8 +1431,9 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
     from .params import _scalar_text
     study = analysis.study
 
-    def shown(value, limit=80):   # an override's value as typed, on one line, shortened (summary.json keeps it)
-        flat = " ".join(_scalar_text(value).split())
+    def shown(value, limit=80):   # an override's value as typed, on one line, shortened, without secrets
+        from .redact import redact_text
+        flat = " ".join(redact_text(_scalar_text(value)).split())
         return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
     # --set / --name overrides as KEY=VALUE; the whole subtitle is made inert by markdown_literal
@@ -919,12 +1441,12 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
                           for key, value in (getattr(study, "overrides", None) or {}).items())
     if study.language == "es":
         subtitle = (f"Informe de perdoc {__version__} del archivo de parámetros {params_file.name}; "
-                    f"datos {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
+                    f"datos {input_name(analysis.input, 'es')}; "
                     f"estimando declarado: media {study.estimand.kind}"
                     + (f"; cambios respecto al archivo: {overrides}" if overrides else "") + ".")
     else:
         subtitle = (f"perdoc {__version__} report of params file {params_file.name}; "
-                    f"data {analysis.input['file']} (SHA-256 {analysis.input['sha256'][:12]}...); "
+                    f"data {input_name(analysis.input)}; "
                     f"declared estimand: {study.estimand.kind} mean"
                     + (f"; overrides: {overrides}" if overrides else "") + ".")
     nb = combined_notebook(title=study.title, subtitle=subtitle, language=study.language)
@@ -989,17 +1511,21 @@ def _replace_dir(stage: Path, final: Path) -> None:
     again here), never leaving a half-written folder."""
     _check_replaceable(final)
     trash = None
-    if final.exists():
-        trash = final.with_name(f"{OLD_PREFIX}{final.name}-{os.getpid()}")
-        if trash.exists():
-            shutil.rmtree(trash)
-        os.replace(final, trash)
-    os.replace(stage, final)
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
+    with _deferred_interrupts():   # a signal here would leave neither the old nor the new report
+        if final.exists():
+            trash = final.with_name(f"{OLD_PREFIX}{final.name}-{os.getpid()}")
+            if trash.exists() or trash.is_symlink():   # a killed build's trash, if perdoc wrote it
+                _check_replaceable(trash)
+                shutil.rmtree(trash)
+            os.replace(final, trash)
+        os.replace(stage, final)
+        if trash is not None:
+            shutil.rmtree(trash, ignore_errors=True)
 
 
 def _write_error_page(out_dir: Path, name: str, params_file: Path, message: str) -> None:
+    from .redact import safe_line
+    message = safe_line(message)   # no secrets of a connection URL, no control characters
     _check_out_dir(out_dir)
     _check_replaceable(out_dir / name)
     with _build_dir(out_dir, name) as tmp:

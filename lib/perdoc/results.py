@@ -160,6 +160,9 @@ class Estimates:
     #: ``(0, 1)`` when the metric is bounded (0/1 scores, or every rate in [0, 1] with sums of
     #: squares that scores in [0, 1] can give), ``(-1, 1)`` for a difference of such metrics.
     metric_range: tuple[float, float] | None = None
+    #: With a frame under simple random sampling: how much of the population a sample of this size
+    #: cannot see (:func:`perdoc.frame.unseen_tail`), with ``warn`` when it is large.
+    frame_tail: dict | None = None
 
     def interval(self, estimand: str, method: str) -> Interval:
         for iv in self.intervals:
@@ -194,6 +197,8 @@ class Estimates:
         out["metric_range"] = None if self.metric_range is None else list(self.metric_range)
         if self.design is not None:
             out["design"] = self.design
+        if self.frame_tail is not None:
+            out["frame_tail"] = dict(self.frame_tail)
         out["notes"] = list(self.notes)
         return out
 

@@ -438,25 +438,25 @@ class _Plan:
             by = table.attrs.get("stratum")
         if by is None:
             raise ParameterError("design.strata.by must give the stratum of every census document")
-        labels = np.array([str(x) for x in np.asarray(by).tolist()], dtype=object)
-        if labels.size != self.M:
+        # grouped by sorting (O(M log M)), not one pass over the census per stratum
+        names, inverse = _designs._stratum_index(by)
+        if inverse.size != self.M:
             raise ParameterError(f"design.strata.by must hold one label per census document ({self.M}); "
-                                 f"got {labels.size}")
+                                 f"got {inverse.size}")
         kh = st.get("k")
         if not isinstance(kh, dict) or not kh:
             raise ParameterError("design.strata.k must map each stratum to its number of sampled documents")
         kh = {str(h): v for h, v in kh.items()}
-        names = sorted(set(labels.tolist()))
         missing = [h for h in names if h not in kh]
         if missing:
             raise ParameterError(f"design.strata.k: stratum {missing[0]!r} of the census has no sample size; "
                                  "every stratum needs at least 2 sampled documents")
-        unknown = [h for h in kh if h not in names]
+        present = set(names)
+        unknown = [h for h in kh if h not in present]
         if unknown:
             raise ParameterError(f"design.strata.k: stratum {unknown[0]!r} is not in the census labels")
         self.strata = []
-        for h in names:
-            pos = np.flatnonzero(labels == h)
+        for h, pos in zip(names, _designs._columns_by_stratum(inverse, len(names))):
             k_h = _check_int(f"design.strata.k.{h}", kh[h], 2)
             if k_h > pos.size:
                 raise ParameterError(f"design.strata.k.{h} = {k_h} exceeds the {pos.size} census documents "

@@ -20,6 +20,8 @@ def load_study_table(study: Study) -> DocTable:
     design needs (stratum, chunks in the document)."""
     from .io import load_chunks, load_docs
     d, g = study.data, study.design
+    if g.sampling == "drawn":
+        return load_study_sample(study)
     if d.aggregated:
         return load_docs(d.path, doc=d.doc, n=d.n, s=d.s, q=d.q, **_read_options(d))
     attrs = {}
@@ -56,6 +58,12 @@ def _read_options(d) -> dict:
             "engine": getattr(d, "engine", None), "backend": getattr(d, "backend", None)}
 
 
+def _census_options(d) -> dict:
+    """How to read the census file: as the data's files are read, but always the file census.path
+    (data.backend names the data's table, not the census)."""
+    return {**_read_options(d), "backend": None}
+
+
 def load_study_pairs(study: Study):
     """The paired table of ``data.score`` against ``data.compare_to`` (None when not requested)."""
     from .io import load_pairs
@@ -83,7 +91,7 @@ def load_study_frame(study: Study, census: DocTable | None = None):
     if spec == "census":
         census = census if census is not None else load_study_census(study)
         return Frame.from_table(census, label="the census")
-    return read_frame(frame_path(study), study.data.doc or "doc")
+    return read_frame(frame_path(study), study.data.doc or "doc", allow_similar_ids=study.data.allow_similar_ids)
 
 
 def frame_path(study: Study):
@@ -99,10 +107,47 @@ def frame_path(study: Study):
     return path
 
 
+def sample_path(study: Study):
+    """The manifest of ``design.sample`` (relative paths from the params file's folder), or None."""
+    from pathlib import Path
+    spec = getattr(study.design, "sample", None)
+    if spec is None:
+        return None
+    path = Path(spec)
+    if not path.is_absolute() and study.params_path is not None:
+        path = (Path(study.params_path).parent / path).resolve()
+    return path
+
+
+def load_study_sample(study: Study) -> DocTable:
+    """A drawn sample (``design.sample``): the labelled rows of ``data.path`` matched to the manifest
+    (:func:`perdoc.survey.load_sample`), as a table whose attributes carry the design."""
+    from .sample_io import manifest_json_path, read_table_file
+    from .survey import as_table, load_sample, read_manifest
+    d = study.data
+    man = sample_path(study)
+    manifest = read_manifest(man, d.doc, allow_similar_ids=d.allow_similar_ids)
+    labels = read_table_file(d.path, "the labels")
+    data = load_sample(labels, manifest, doc=d.doc, score=d.score, nonresponse=study.design.nonresponse,
+                       manifest_path=f"the manifest {man.name}", labels_path=f"the labels {d.path.name}")
+    import json
+    try:
+        meta = json.loads(manifest_json_path(man).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    data.info.update({k: meta[k] for k in ("design", "k", "take", "seed", "documents_in_frame", "chunks_in_frame",
+                                           "with_replacement", "remainder", "certainty_size") if k in meta})
+    return as_table(data, source={"path": str(d.path), "format": d.path.suffix.lstrip(".") or None,
+                                  "rows": int(len(labels)), "manifest": man.name})
+
+
 def estimate_study(study: Study, table: DocTable, frame=None) -> Estimates:
     """Every estimate the declared design allows (with the frame-aware methods when the params name
     a frame; ``frame``: one already loaded)."""
     g, iv = study.design, study.intervals
+    if g.sampling == "drawn":
+        from .survey import design_estimate, from_table
+        return design_estimate(from_table(table), level=iv.level)
     if g.sampling == "census" and g.population_size is not None and g.population_size != table.K:
         raise InputError(f"design.sampling is census but design.population_size = {g.population_size} differs "
                          f"from the {table.K} documents in the data")
@@ -123,7 +168,7 @@ def load_study_census(study: Study) -> DocTable | None:
         attrs["stratum"] = g.strata_column
     if _adapted(d.format):
         return _adapter_chunks(d, study.census, attrs)
-    return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None, **_read_options(d))
+    return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None, **_census_options(d))
 
 
 def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
@@ -149,6 +194,8 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
         return None, None
     census = census if census is not None else load_study_census(study)
     sim = study.simulation
+    if study.design.sampling == "drawn":
+        return _simulate_drawn(study, table, census), None
     design, k = simulation_design(study, table)
     if design is not None and design["sampling"] == "stratified":
         design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
@@ -163,10 +210,31 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
             pairs = adapters.load_pairs(study.census, d.format, doc=d.doc, a=d.score, b=d.compare_to,
                                         metric=d.metric, allow_similar_ids=d.allow_similar_ids)
         else:
-            pairs = load_pairs(study.census, doc=d.doc, a=d.score, b=d.compare_to, **_read_options(d))
+            pairs = load_pairs(study.census, doc=d.doc, a=d.score, b=d.compare_to, **_census_options(d))
         paired = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
                                 replicates=sim.replicates)
     return single, paired
+
+
+def _simulate_drawn(study: Study, table: DocTable, census: DocTable):
+    """The coverage of the study's own drawn design (as its manifest records it) on the census, the
+    census being the frame; None when the manifest's JSON is missing or the simulation cannot run
+    (a take of a continuous score)."""
+    from .design_sim import as_simulation_result, simulate_design
+    from .errors import ParameterError
+    info = table.source.get("drawn_sample", {}).get("info", {})
+    if "design" not in info or "k" not in info:
+        return None
+    sim = study.simulation
+    opts = {k: info[k] for k in ("with_replacement", "remainder", "certainty_size") if info.get(k) is not None}
+    if info["design"] != "pps":
+        opts.pop("with_replacement", None)
+    try:
+        res = simulate_design(census, design=info["design"], k=int(info["k"]), reps=sim.reps, seed=sim.seed,
+                              level=study.intervals.level, take=info.get("take"), **opts)
+    except ParameterError:
+        return None
+    return as_simulation_result(res, seed=sim.seed)
 
 
 def strata_experiment(study: Study, census: DocTable):

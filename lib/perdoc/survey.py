@@ -42,7 +42,8 @@ from . import methods as _methods
 from .errors import InputError
 from .results import ConfidenceInterval, Interval
 
-__all__ = ["SampleData", "design_estimate", "stage_fractions", "load_sample", "read_manifest"]
+__all__ = ["SampleData", "design_estimate", "stage_fractions", "load_sample", "read_manifest", "as_table",
+           "from_table"]
 
 
 @dataclass(frozen=True)
@@ -74,18 +75,32 @@ def stage_fractions(stratum, prob, draw) -> tuple[np.ndarray, dict]:
     stratum = np.asarray(stratum).astype(str)
     prob = np.asarray(prob, dtype=float)
     draw = np.asarray(draw)
-    f = np.zeros(prob.size)
-    kinds = {}
-    for h in np.unique(stratum):
-        sel = stratum == h
-        p = prob[sel]
-        if np.all(p == 1.0):
-            f[sel], kinds[str(h)] = 1.0, "take-all"
-        elif np.all(p == p[0]) and np.all(draw[sel] == 1):
-            f[sel], kinds[str(h)] = p[0], "simple random sample"
-        else:
-            f[sel], kinds[str(h)] = 0.0, "unequal probabilities (with-replacement variance)"
-    return f, kinds
+    if not prob.size:
+        return np.zeros(0), {}
+    # grouped by sorting (O(K log K)), not one pass over the sample per stratum
+    names, inverse, order, starts, counts = _strata_of(stratum)
+    p = prob[order]
+    first = p[starts]                       # each stratum's first probability, in document order
+    take_all = np.logical_and.reduceat(p == 1.0, starts)
+    srs = (np.logical_and.reduceat(p == np.repeat(first, counts), starts)
+           & np.logical_and.reduceat(draw[order] == 1, starts))
+    f_h = np.where(take_all, 1.0, np.where(srs, first, 0.0))
+    kinds = {str(h): ("take-all" if t else "simple random sample" if e else
+                      "unequal probabilities (with-replacement variance)")
+             for h, t, e in zip(names.tolist(), take_all.tolist(), srs.tolist())}
+    return f_h[inverse], kinds
+
+
+def _strata_of(stratum):
+    """``(names, inverse, order, starts, counts)`` of the stratum labels: the sorted distinct names,
+    each document's position among them, the documents grouped by stratum (stable: document order
+    within a stratum), where each stratum's run starts in that order, and its size."""
+    names, inverse = np.unique(stratum, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    counts = np.bincount(inverse, minlength=names.size)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+    return names, inverse, order, starts, counts
 
 
 def _linearised(w, a, ybar, m, N, s2, f, stratum):
@@ -94,21 +109,21 @@ def _linearised(w, a, ybar, m, N, s2, f, stratum):
     theta = float(np.sum(w * a * ybar)) / X
     z = w * a * (ybar - theta) / X
     v1 = 0.0
-    strata = np.unique(stratum)
     psus, groups = 0, 0
-    for h in strata:
-        sel = stratum == h
-        k_h = int(sel.sum())
-        fh = float(f[sel][0])
-        if fh >= 1.0:
-            continue
+    names, _, order, starts, counts = _strata_of(stratum)
+    fh_all = np.asarray(f, dtype=float)[order[starts]].tolist() if names.size else []
+    live = [i for i, fh in enumerate(fh_all) if not fh >= 1.0]   # not taken whole
+    for i in live:
+        if counts[i] < 2:
+            return theta, None, None, (f"stratum {str(names[i])!r} has one drawn document: its variance cannot be "
+                                       "estimated (draw at least two documents in every stratum that is not "
+                                       "taken whole)")
+    squares = _sum_of_squares_by_stratum(z, order, starts, counts, live)
+    for i in live:   # in stratum order, as one loop over the strata adds them
+        k_h, fh = int(counts[i]), fh_all[i]
         psus += k_h
         groups += 1
-        if k_h < 2:
-            return theta, None, None, (f"stratum {h!r} has one drawn document: its variance cannot be estimated "
-                                       "(draw at least two documents in every stratum that is not taken whole)")
-        zh = z[sel]
-        v1 += (1.0 - fh) * k_h / (k_h - 1) * float(np.sum((zh - zh.mean()) ** 2))
+        v1 += (1.0 - fh) * k_h / (k_h - 1) * squares[i]
     with np.errstate(divide="ignore", invalid="ignore"):
         within = np.where((m < N) & (m >= 2), (1.0 - m / N) * (w * a) ** 2 * s2 / (m * X * X), 0.0)
     v2 = float(np.sum(f * within))
@@ -126,10 +141,28 @@ def _linearised(w, a, ybar, m, N, s2, f, stratum):
     return theta, math.sqrt(v), df, None
 
 
+def _sum_of_squares_by_stratum(z, order, starts, counts, which) -> dict:
+    """{stratum position: float(np.sum((z_h - z_h.mean()) ** 2))} for the strata in ``which``. The
+    strata of one size are stacked and reduced together (one call per distinct size, O(K) work); each
+    row is reduced as the one-dimensional ``z_h`` would be."""
+    out = {}
+    which = np.asarray(which, dtype=np.intp)
+    if not which.size:
+        return out
+    sizes = counts[which]
+    by_size = which[np.argsort(sizes, kind="stable")]
+    for same in np.split(by_size, np.flatnonzero(np.diff(counts[by_size])) + 1):
+        k = int(counts[same[0]])
+        block = z[order[starts[same][:, None] + np.arange(k)]]          # (strata of size k, k)
+        ss = np.sum((block - block.mean(axis=-1)[:, None]) ** 2, axis=-1)
+        out.update(zip(same.tolist(), map(float, ss)))
+    return out
+
+
 def design_estimate(data: SampleData, *, level: float = 0.95, bounded: bool | None = None):
     """Design-based micro and macro means of ``data`` (:class:`SampleData`) with t intervals and, for
     a metric in [0, 1], logit-scale intervals; returns :class:`perdoc.results.Estimates` whose
-    ``design`` block describes the design (its ``sampling`` is ``"sample"``)."""
+    ``design`` block describes the design (its ``sampling`` is ``"drawn"``)."""
     from .diagnostics import diagnose
     from .estimate import check_level
     from .results import Estimates
@@ -156,7 +189,7 @@ def design_estimate(data: SampleData, *, level: float = 0.95, bounded: bool | No
                                        reason, mrange, alpha, logit=True))
     intervals = _lead(intervals)
     diag = diagnose(m, s, q, _micro.var_cr1(m, s), unit_exp=0)
-    info = {"sampling": "sample", **data.info}
+    info = {"sampling": "drawn", **data.info}
     # population_size stays None: the design's own fractions, not one fpc, apply (see ``design``)
     est = Estimates(K=data.K, N=float(m.sum()), level=level, population_size=None,
                     micro_estimate=intervals[0].estimate,
@@ -202,10 +235,12 @@ def _interval(kind, method, label, theta, se, df, level, reason, mrange, alpha, 
 MANIFEST_COLUMNS = ("stratum", "prob", "draw")
 
 
-def read_manifest(path, doc: str):
+def read_manifest(path, doc: str, *, allow_similar_ids: bool = False):
     """The manifest of ``perdoc sample`` as a pandas DataFrame with columns doc, stratum, prob, draw,
     chunk (or no chunk column) and n; checked: the columns exist, probabilities lie in (0, 1] (or are
-    expected draws for a with-replacement design), draws are whole and positive, no unit twice."""
+    expected draws for a with-replacement design), draws are whole and positive, no unit twice, and
+    no two document ids that differ only in surrounding spaces, letter case or Unicode form (the
+    data's rule) unless ``allow_similar_ids``."""
     import pandas as pd
     from .sample_io import read_table_file
     df = read_table_file(path, "the manifest")
@@ -214,6 +249,8 @@ def read_manifest(path, doc: str):
         raise InputError(f"the manifest {path} has no column {missing[0]!r}; a perdoc sample manifest has the "
                          f"columns {doc}, stratum, prob, draw, n (and chunk with --take)")
     out = pd.DataFrame({"doc": df[doc].map(_unneutralise).astype(str), "stratum": df["stratum"].astype(str)})
+    from ._rows import _similar_ids
+    _similar_ids(out["doc"].unique(), doc, f"the manifest {path}", allow_similar_ids)
     for col in ("prob", "draw", "n"):
         v = pd.to_numeric(df[col], errors="coerce")
         if v.isna().any():
@@ -291,8 +328,10 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
     extra = merged["_in"].isna()
     if extra.any():
         r = merged[extra].iloc[0]
+        from ._rows import _similar_hint
+        hint = _similar_hint(merged.loc[extra, "doc"].unique(), manifest["doc"].unique(), manifest_path)
         raise InputError(f"{labels_path}: {int(extra.sum())} labelled row(s) are not in {manifest_path} (e.g. "
-                         f"{', '.join(f'{k}={r[k]!r}' for k in key)}); label only the units the manifest lists")
+                         f"{', '.join(f'{k}={r[k]!r}' for k in key)}); label only the units the manifest lists{hint}")
     if key[-1] == "chunk":
         dup = lab.duplicated(key)
         if dup.any():
@@ -348,3 +387,31 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
                       N=psu["n"].to_numpy(float), m=psu["m"].to_numpy(float), s=psu["s"].to_numpy(float),
                       q=psu["q"].to_numpy(float), f=f, notes=tuple(notes), info=info)
 
+
+
+def as_table(data: SampleData, *, source: dict | None = None):
+    """The drawn sample as a :class:`perdoc.table.DocTable` (one row per drawn document, ``doc#draw``
+    when a document was drawn more than once), the design in its attributes, so the report's sections
+    (diagnostics, documents.csv) read it as any other table and :func:`from_table` gets it back."""
+    from .table import DocTable
+    repeated = bool(np.any(data.draw > 1))
+    ids = [f"{d}#{r}" if repeated else str(d) for d, r in zip(data.doc, data.draw)]
+    attrs = {"stratum": data.stratum.astype(str), "prob": data.prob, "chunks_in_doc": data.N,
+             "draw": data.draw, "frame_doc": data.doc.astype(str), "stage_fraction": data.f}
+    table = DocTable.from_arrays(data.m, data.s, data.q, doc=np.asarray(ids, dtype=object), attrs=attrs,
+                                 source=dict(source or {}), assume_binary=False)
+    table.source["drawn_sample"] = {"notes": list(data.notes), "info": dict(data.info)}
+    return table
+
+
+def from_table(table) -> SampleData:
+    """The :class:`SampleData` of a table made by :func:`as_table`."""
+    a = table.attrs
+    extra = table.source.get("drawn_sample", {})
+    return SampleData(doc=np.asarray(a["frame_doc"]).astype(str), draw=np.asarray(a["draw"]),
+                      stratum=np.asarray(a["stratum"]).astype(str), prob=np.asarray(a["prob"], dtype=float),
+                      N=np.asarray(a["chunks_in_doc"], dtype=float), m=np.asarray(table.n, dtype=float),
+                      s=np.asarray(table.s, dtype=float) / table.scale,
+                      q=np.asarray(table.q, dtype=float) / table.scale ** 2,
+                      f=np.asarray(a["stage_fraction"], dtype=float), notes=tuple(extra.get("notes", ())),
+                      info=dict(extra.get("info", {})))

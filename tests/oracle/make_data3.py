@@ -35,6 +35,13 @@ CASES = {
     "srs_take": (18, 200, dict(design="srs", k=12, take=6), "binary"),
 }
 
+GREG_CASES = {
+    # name: (seed, M, K, kind)
+    "greg_binary": (21, 300, 15, "binary"),
+    "greg_continuous": (22, 500, 25, "continuous"),
+    "greg_small": (23, 80, 5, "binary"),
+}
+
 
 def main(out: Path = HERE) -> None:
     data = out / "data3"
@@ -63,6 +70,20 @@ def main(out: Path = HERE) -> None:
         rows.to_csv(data / f"{name}_labels.csv", index=False)
         cases[name] = {"manifest": f"data3/{name}_manifest.csv", "labels": f"data3/{name}_labels.csv",
                        "take": opts.get("take"), "level": 0.95}
+    # GREG: a simple random sample of documents, calibrated to the frame's documents and chunks
+    for name, (seed, M, K, kind) in GREG_CASES.items():
+        rng = np.random.default_rng(seed)
+        n = np.ceil(rng.lognormal(2.0, 1.2, size=M)).astype(int)
+        idx = np.sort(rng.choice(M, size=K, replace=False))
+        p = 1 / (1 + np.exp(-(-0.5 + 0.3 * np.log(n[idx]) + rng.normal(0, 0.8, K))))
+        if kind == "binary":
+            s = rng.binomial(n[idx], p).astype(float)
+        else:
+            s = np.round(n[idx] * p * 2.5 + rng.normal(0, 1, K), 6)
+        pd.DataFrame({"doc": [f"f{i:04d}" for i in idx], "n": n[idx], "s": s}).to_csv(data / f"{name}.csv", index=False)
+        cases[name] = {"greg": f"data3/{name}.csv", "M": M, "N": int(n.sum()), "frame_sizes": f"data3/{name}_frame.csv",
+                       "level": 0.95}
+        pd.DataFrame({"doc": [f"f{i:04d}" for i in range(M)], "n": n}).to_csv(data / f"{name}_frame.csv", index=False)
     (out / "cases3.json").write_text(json.dumps(cases, indent=2) + "\n", encoding="utf-8")
 
 

@@ -14,6 +14,9 @@
 # finite population factor 1 and the second-stage term vanish to within 1e-13). The second stage
 # is a simple random sample of m_j of the document's n chunks (fpc = n). Weights: n / (prob * m_j).
 # Micro mean: svymean(~y); macro mean: svyratio(~I(y / n), ~I(1 / n)).
+# GREG cases: a simple random sample of documents (n, s) calibrated to the frame's totals (M, N) with
+# calibrate(design, ~n, population = c(M, N)); micro mean svyratio(~s, ~n, calibrated design), its
+# standard error by the JK1 jackknife with recalibrated replicates (as.svrepdesign(type = "JK1")).
 
 suppressPackageStartupMessages({
   library(jsonlite)
@@ -31,6 +34,20 @@ num_json <- function(x) structure(sprintf("%.17g", as.numeric(x)), class = "json
 out <- list()
 for (name in names(cases)) {
   cs <- cases[[name]]
+  if (!is.null(cs$greg)) {
+    # GREG: SRS of K documents, calibrated (linear) to the frame's M documents and N chunks
+    d <- read.csv(file.path(dir, cs$greg))
+    d$fpc <- cs$M
+    des <- svydesign(ids = ~1, fpc = ~fpc, data = d)
+    cal <- calibrate(des, ~n, population = c(`(Intercept)` = cs$M, n = cs$N))
+    r <- svyratio(~s, ~n, cal)
+    # the jackknife perdoc uses: delete one document, recalibrate the weights, scale by (1 - K/M)
+    jk <- calibrate(as.svrepdesign(des, type = "JK1"), ~n, population = c(`(Intercept)` = cs$M, n = cs$N))
+    rj <- svyratio(~s, ~n, jk)
+    out[[name]] <- list("micro.estimate" = num_json(coef(r)), "micro.se_linearised" = num_json(SE(r)),
+                        "micro.se" = num_json(SE(rj)), "micro.estimate_jk" = num_json(coef(rj)))
+    next
+  }
   d <- read.csv(file.path(dir, cs$labels), stringsAsFactors = FALSE, colClasses = c(doc = "character"))
   d$psu <- paste(d$doc, d$draw, sep = "#")
   m <- ave(d$y, d$psu, FUN = length)

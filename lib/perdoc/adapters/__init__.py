@@ -94,7 +94,7 @@ def load_pairs(source, fmt: str, doc: str, a: str, b: str, *, unpaired=False, me
 def load_trec(run, qrels, measure: str, doc_map, *, metric=None, allow_similar_ids=False):
     """The per-document table of one run's per-query ``measure`` (documents from ``doc_map``)."""
     from .. import io
-    df, exclusions, notes = read_trec(run, qrels, measure, doc_map)
+    df, exclusions, notes = read_trec(run, qrels, measure, doc_map, allow_similar_ids=allow_similar_ids)
     score = df.columns[2]  # the measure as ir-measures names it (ndcg_cut_10 -> nDCG@10)
     table = io.load_chunks(df, doc="doc", score=score, metric=metric, allow_similar_ids=allow_similar_ids)
     return _attach(table, run, "trec", exclusions, notes)
@@ -103,7 +103,8 @@ def load_trec(run, qrels, measure: str, doc_map, *, metric=None, allow_similar_i
 def load_trec_pairs(run, compare_run, qrels, measure: str, doc_map, *, metric=None, allow_similar_ids=False):
     """The paired table of two runs' per-query ``measure`` on the same judged queries."""
     from .. import io
-    df, exclusions, notes = read_trec(run, qrels, measure, doc_map, compare_run=compare_run)
+    df, exclusions, notes = read_trec(run, qrels, measure, doc_map, compare_run=compare_run,
+                                      allow_similar_ids=allow_similar_ids)
     a, b = df.columns[2], df.columns[3]
     pairs = io.load_pairs(df, doc="doc", a=a, b=b, metric=metric, allow_similar_ids=allow_similar_ids)
     return _attach(pairs, run, "trec", exclusions, notes)

@@ -13,7 +13,7 @@ import json
 import os
 
 from ..errors import ParameterError
-from ._core import check_file, known_paths, lookup, project, read_json, read_json_lines
+from ._core import check_file, deeper_than, known_paths, lookup, project, read_json, read_json_lines
 
 WHAT = "lm-evaluation-harness samples"
 
@@ -27,7 +27,7 @@ def _records(path: str) -> list:
             line = fh.readline()
     line = line.strip().lstrip(b"\xef\xbb\xbf")
     one_document = line.startswith(b"[")
-    if not one_document and line.startswith(b"{"):
+    if not one_document and line.startswith(b"{") and deeper_than(line) is None:  # a deep line: JSON Lines refuse it
         try:
             json.loads(line)
         except ValueError:  # the first line is not a whole object: a pretty-printed JSON document
@@ -48,7 +48,8 @@ def read(source, fields: list[str]):
     records = [r for r in _records(path) if isinstance(r, dict)]
     metric_keys = set()
     for r in records[:1000]:
-        metric_keys.update(m for m in (r.get("metrics") or []) if isinstance(m, str))
+        listed = r.get("metrics")
+        metric_keys.update(m for m in (listed if isinstance(listed, (list, dict)) else []) if isinstance(m, str))
     filters = sorted({str(r.get("filter")) for r in records if "filter" in r})
     chosen = set()
     plain = {}

@@ -79,7 +79,7 @@ def read_deepeval(source, fields: list[str]):
     records, label = _records(source, "a DeepEval export")
     names = {}
     for r in records:
-        for m in (r.get("metrics_data") or []):
+        for m in _metrics_data(r):
             if isinstance(m, dict) and isinstance(m.get("name"), str):
                 names.setdefault(m["name"], None)
     folded = {n.lower(): n for n in names}
@@ -100,8 +100,7 @@ def read_deepeval(source, fields: list[str]):
             return float(v) if isinstance(v, bool) else v
         if name is None:
             return v
-        entry = next((m for m in (rec.get("metrics_data") or []) if isinstance(m, dict) and m.get("name") == name),
-                     None)
+        entry = next((m for m in _metrics_data(rec) if isinstance(m, dict) and m.get("name") == name), None)
         if entry is None:
             return Missing(f"metric '{name}' not run on the test case")
         if entry.get("error"):
@@ -117,3 +116,9 @@ def read_deepeval(source, fields: list[str]):
              "a metric that errored on a test case leaves the case out, counted (check the count: failures that "
              "depend on the score bias the estimate)"]
     return df, exclusions, notes
+
+
+def _metrics_data(record: dict) -> list:
+    """A test case's metrics_data entries (a case whose metrics_data is not a list has none)."""
+    data = record.get("metrics_data")
+    return data if isinstance(data, list) else []

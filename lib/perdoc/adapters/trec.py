@@ -13,6 +13,8 @@ Conventions (stated in the notes the adapter returns):
 from __future__ import annotations
 
 import csv
+import gzip
+import math
 import os
 from collections import Counter
 
@@ -45,9 +47,11 @@ def column_names(run, measure: str, compare_run=None) -> tuple[str, str | None]:
     return a, b
 
 
-def read_doc_map(path, queries: set) -> dict:
+def read_doc_map(path, queries: set, *, allow_similar_ids: bool = False) -> dict:
     """query id -> document id from a two-column CSV/TSV. A header line is recognised by its names
-    (query_id/qid/..., doc_id/doc/...) or by a first cell that is no query of the qrels or runs."""
+    (query_id/qid/..., doc_id/doc/...) or by a first cell that is no query of the qrels or runs.
+    Document ids that differ only in letter case or Unicode form are refused, as in the data, unless
+    ``allow_similar_ids``."""
     path = check_file(path, "the document map")
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
@@ -60,13 +64,14 @@ def read_doc_map(path, queries: set) -> dict:
     if not rows:
         raise InputError(f"{path}: the document map is empty")
     head = [c.strip().lower() for c in rows[0]]
-    q_col, d_col = 0, 1
+    q_col, d_col, d_name = 0, 1, "2"
     if len(head) >= 2 and (head[0] in _QUERY_HEADS or head[1] in _DOC_HEADS or rows[0][0].strip() not in queries):
         for i, h in enumerate(head):
             if h in _QUERY_HEADS:
                 q_col = i
             if h in _DOC_HEADS:
                 d_col = i
+        d_name = rows[0][d_col].strip() if d_col < len(rows[0]) else str(d_col + 1)
         rows = rows[1:]
     out, clash = {}, []
     for number, r in enumerate(rows, start=2):
@@ -83,14 +88,102 @@ def read_doc_map(path, queries: set) -> dict:
         q, d1, d2 = clash[0]
         raise InputError(f"{path}: {len(clash)} query id(s) map to more than one document (e.g. {q!r}: {d1!r} and "
                          f"{d2!r}); each query belongs to one document")
+    from .._rows import _similar_ids
+    _similar_ids(list(dict.fromkeys(out.values())), d_name, f"the document map {path}", allow_similar_ids)
     return out
 
 
-def _per_query(irm, measure, qrels, run_path: str) -> tuple[dict, set]:
+def _lines(path: str, what: str):
+    """(line number, fields) of each non-blank line of a TREC file (gzip-compressed when it ends in
+    .gz, as ir-measures reads it), split on white space."""
+    opener = gzip.open if path.endswith(".gz") else open
     try:
-        run = list(irm.read_trec_run(run_path))
-    except Exception as e:
-        raise DataFileError(f"cannot read {run_path} as a TREC run: {str(e).strip().splitlines()[0][:200]}") from None
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                if line.strip():
+                    yield number, line.split()
+    except UnicodeDecodeError:
+        raise DataFileError(f"cannot read {path} as {what}: it is not UTF-8 text") from None
+    except (OSError, EOFError) as e:
+        raise DataFileError(f"cannot read {path} as {what}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def _duplicates_note(path: str, what: str, count: int, first) -> str:
+    q, d, a, b = first
+    return (f"{count} repeated line(s) in {os.path.basename(path)} (the same query, document and {what} as an earlier "
+            f"line) counted once, e.g. query {q}, document {d} at lines {a} and {b}")
+
+
+def read_qrels(irm, path: str) -> tuple[list, list[str]]:
+    """The judgements of a TREC qrels file (query id, iteration, document id, integer grade), as
+    ir-measures' ``read_trec_qrels`` gives them, checked line by line: a line that is not four fields
+    with an integer grade is refused with its number, and so is a query-document pair judged twice
+    with different grades (which grade counts would otherwise be decided silently by the order of the
+    lines). A line repeating an earlier judgement exactly is counted once, in a note."""
+    rows, seen, repeats, first = [], {}, 0, None
+    for number, parts in _lines(path, "TREC qrels"):
+        if len(parts) != 4:
+            raise DataFileError(f"{path}: line {number} has {len(parts)} field(s); a TREC qrels line has 4 (query id, "
+                                "iteration, document id, grade)")
+        q, iteration, d, grade = parts
+        try:
+            g = int(grade)
+        except ValueError:
+            raise DataFileError(f"{path}: line {number}: the grade {grade[:40]!r} is not an integer (query {q}, "
+                                f"document {d})") from None
+        earlier = seen.get((q, d))
+        if earlier is not None:
+            if earlier[0] != g:
+                raise InputError(f"{path}: query {q}, document {d} is judged twice with different grades: {earlier[0]} "
+                                 f"at line {earlier[1]} and {g} at line {number}; keep one judgement per query and "
+                                 "document")
+            repeats += 1
+            first = first or (q, d, earlier[1], number)
+            continue
+        seen[(q, d)] = (g, number)
+        rows.append(irm.Qrel(query_id=q, doc_id=d, relevance=g, iteration=iteration))
+    notes = [_duplicates_note(path, "grade", repeats, first)] if repeats else []
+    return rows, notes
+
+
+def read_run(irm, path: str) -> tuple[list, list[str]]:
+    """The ranked documents of a TREC run (query id, Q0, document id, rank, score, tag), as
+    ir-measures' ``read_trec_run`` gives them, checked line by line: a line that is not six fields, a
+    score that is not a number, or is NaN or infinite (the ranking is by score: such a score has no
+    place in it), is refused with its number; so is a document ranked twice for one query with
+    different scores. A line repeating an earlier one's query, document and score is counted once."""
+    rows, seen, repeats, first = [], {}, 0, None
+    for number, parts in _lines(path, "a TREC run"):
+        if len(parts) != 6:
+            raise DataFileError(f"{path}: line {number} has {len(parts)} field(s); a TREC run line has 6 (query id, "
+                                "Q0, document id, rank, score, run tag)")
+        q, _, d, _, score, _ = parts
+        try:
+            x = float(score)
+        except ValueError:
+            raise DataFileError(f"{path}: line {number}: the score {score[:40]!r} is not a number (query {q}, "
+                                f"document {d})") from None
+        if not math.isfinite(x):
+            raise DataFileError(f"{path}: line {number}: the score {score[:40]!r} is not a finite number (query {q}, "
+                                f"document {d}); a run ranks documents by finite scores")
+        earlier = seen.get((q, d))
+        if earlier is not None:
+            if earlier[0] != x:
+                raise InputError(f"{path}: query {q} ranks document {d} twice with different scores: {earlier[0]} "
+                                 f"at line {earlier[1]} and {x} at line {number}; a run ranks each document once "
+                                 "per query")
+            repeats += 1
+            first = first or (q, d, earlier[1], number)
+            continue
+        seen[(q, d)] = (x, number)
+        rows.append(irm.ScoredDoc(query_id=q, doc_id=d, score=x))
+    notes = [_duplicates_note(path, "score", repeats, first)] if repeats else []
+    return rows, notes
+
+
+def _per_query(irm, measure, qrels, run_path: str, notes: list) -> tuple[dict, set]:
+    run, more = read_run(irm, run_path)
+    notes.extend(more)
     if not run:
         raise InputError(f"{run_path}: the TREC run is empty")
     ranked = {r.query_id for r in run}
@@ -98,7 +191,7 @@ def _per_query(irm, measure, qrels, run_path: str) -> tuple[dict, set]:
     return values, ranked
 
 
-def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None):
+def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None, allow_similar_ids: bool = False):
     """``(DataFrame, exclusions, notes)``: columns ``query``, ``doc`` and the score column(s) named by
     :func:`column_names` (two with ``compare_run``: both runs on the same judged queries)."""
     import pandas as pd
@@ -117,10 +210,7 @@ def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None):
         raise ParameterError(f"measure {measure!r} is not one ir-measures parses (e.g. nDCG@10, RR, P@5, R@100, AP): "
                              "see ir-measures' list of measures") from None
     qrels_path = check_file(qrels, "the qrels")
-    try:
-        judged_rows = list(irm.read_trec_qrels(qrels_path))
-    except Exception as e:
-        raise DataFileError(f"cannot read {qrels_path} as TREC qrels: {str(e).strip().splitlines()[0][:200]}") from None
+    judged_rows, qrels_notes = read_qrels(irm, qrels_path)
     if not judged_rows:
         raise InputError(f"{qrels_path}: the qrels are empty")
     judged = {r.query_id for r in judged_rows}
@@ -128,10 +218,10 @@ def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None):
     names = [n for n in column_names(runs[0], str(m), compare_run) if n is not None]
     results, ranked_all = [], set()
     notes = [f"per-query {m} computed by ir-measures {getattr(irm, '__version__', '')} from the qrels "
-             f"{os.path.basename(qrels_path)} ({len(judged)} judged queries)"]
+             f"{os.path.basename(qrels_path)} ({len(judged)} judged queries)"] + qrels_notes
     zero_filled = {}
     for path, name in zip(runs, names):
-        values, ranked = _per_query(irm, m, judged_rows, path)
+        values, ranked = _per_query(irm, m, judged_rows, path, notes)
         ranked_all |= ranked
         absent = sorted(judged - ranked)
         zero_filled[name] = len(absent)
@@ -141,7 +231,7 @@ def read_trec(run, qrels, measure: str, doc_map, *, compare_run=None):
             notes.append(f"{len(absent)} judged quer{'y' if len(absent) == 1 else 'ies'} not ranked by "
                          f"{os.path.basename(path)} score 0 (trec_eval -c, the standard IR convention), "
                          f"e.g. {', '.join(absent[:3])}")
-    mapping = read_doc_map(doc_map, judged | ranked_all)
+    mapping = read_doc_map(doc_map, judged | ranked_all, allow_similar_ids=allow_similar_ids)
     exclusions = []
     unjudged = sorted(ranked_all - judged)
     if unjudged:
