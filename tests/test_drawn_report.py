@@ -73,3 +73,8 @@ def test_design_sample_params_rules(tmp_path):
                           ("nonresponse: true", "goes with design.sample")):
         with pytest.raises(ParamsError, match=re.escape(words)):
             load_params(_params(tmp_path, design))
+
+
+def test_summary_names_the_manifest_as_written(built):
+    s = json.loads((built[0] / "example_pps" / "summary.json").read_text())
+    assert s["params"]["design"]["sample"] == "../data/example/pps_manifest.csv"

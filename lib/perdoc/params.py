@@ -182,6 +182,8 @@ class Study:
         d["census"] = None if self.census is None else str(self.raw["census"]["path"])
         if d["design"].get("frame") is not None:  # as written (a report reads a copy of the file)
             d["design"]["frame"] = str(self.raw["design"]["frame"]).strip()
+        if d["design"].get("sample") is not None:  # as written (a report reads a copy of the manifest)
+            d["design"]["sample"] = str(self.raw["design"]["sample"]).strip()
         d["params_path"] = None if self.params_path is None else self.params_path.name
         d["out_of_scope"] = list(self.out_of_scope)
         return d
