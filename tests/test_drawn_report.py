@@ -78,3 +78,43 @@ def test_design_sample_params_rules(tmp_path):
 def test_summary_names_the_manifest_as_written(built):
     s = json.loads((built[0] / "example_pps" / "summary.json").read_text())
     assert s["params"]["design"]["sample"] == "../data/example/pps_manifest.csv"
+
+
+def test_planning_section_recommends_a_design_and_shows_the_table(built):
+    """planning.design: the designs compared at the study's label budget on the census; the
+    recommendation holds its level at every K up to it, stays within the budget, and the report names
+    it with the command that draws it."""
+    out, html_path = built
+    s = json.loads((out / "example_pps" / "summary.json").read_text())
+    dp = s["planning_design"]
+    assert dp["basis"] == "census" and dp["budget"] == 200 and dp["budget_source"] == "this study's labels"
+    assert {(r["design"], r["take"]) for r in dp["rows"]} == {("srs", None), ("srs", 10), ("pps", None), ("pps", 10)}
+    rec = dp["recommended"]
+    assert rec is not None and rec["cost"] <= dp["budget"]
+    assert all(r["holds"] for r in dp["rows"] if (r["design"], r["take"]) == (rec["design"], rec["take"])
+               and r["k"] <= rec["k"])
+    html = html_path.read_text(encoding="utf-8")
+    assert "Which design to draw" in html
+    assert f"--k {rec['k']} --design {rec['design']}" in html
+
+
+def test_planning_design_params_rules(tmp_path):
+    base = PPS.read_text(encoding="utf-8").replace("../data/", str(ROOT / "data") + "/")
+    cases = {"designs: [srs, lottery]": "'lottery' is not one of",
+             "takes: [0]": "planning.design.takes",
+             "ks: [1]": "planning.design.ks",
+             "budget: -3": "planning.design.budget",
+             "reps: 5": "planning.design.reps",
+             "cost_doc: 0, cost_chunk: 0": "cannot both be 0"}
+    for bad, message in cases.items():
+        p = tmp_path / "p.yaml"
+        p.write_text(base.replace("design: {designs: [srs, pps], takes: [null, 10], reps: 200}", "design: {" + bad + "}"),
+                     encoding="utf-8")
+        with pytest.raises(ParamsError, match=re.escape(message)):
+            load_params(p)
+    # without a census or a frame there are no sizes to plan on
+    p = tmp_path / "p.yaml"
+    p.write_text(base.replace("census: {path:", "#census: {path:").replace("simulation: {reps: 2000, seed: 1}", ""),
+                 encoding="utf-8")
+    with pytest.raises(ParamsError, match="needs the population's document sizes"):
+        load_params(p)

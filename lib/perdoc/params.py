@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import math
 import numbers
 import re
 from dataclasses import asdict, dataclass, field
@@ -126,6 +127,21 @@ class Planning:
     strata_threshold: float | None = None     # None with strata_k set: search the threshold
     strata_k: int | None = None
     strata_allocation: str = "equal"
+    design: "DesignPlanSpec | None" = None     # planning.design: compare drawn designs on the census or frame
+
+
+@dataclass(frozen=True)
+class DesignPlanSpec:
+    """``planning.design``: which designs the report compares (``perdoc plan --frame``) and at what
+    label budget (default: the labels of this study)."""
+    budget: float | None = None
+    cost_doc: float = 0.0
+    cost_chunk: float = 1.0
+    designs: tuple = ("srs", "pps")
+    takes: tuple = (None,)
+    ks: tuple = (5, 10, 20, 40)
+    reps: int = 200
+    seed: int = 1
 
 
 @dataclass(frozen=True)
@@ -251,6 +267,16 @@ SCHEMA: dict[str, Any] = {
             "threshold": (_NUM, False),
             "k": (_INT, False),
             "allocation": (_STR, False),
+        }, False),
+        "design": ({
+            "budget": (_NUM, False),
+            "cost_doc": (_NUM, False),
+            "cost_chunk": (_NUM, False),
+            "designs": (_LIST, False),
+            "takes": (list, False),
+            "ks": (list, False),
+            "reps": (_INT, False),
+            "seed": (_INT, False),
         }, False),
     }, False),
     "report": ({
@@ -696,7 +722,8 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if st and census is None:
         raise ParamsError(f"{label}: key 'planning.strata' needs a census (key 'census.path')")
     planning = Planning(half_width=hw, strata_threshold=st.get("threshold"),
-                        strata_k=st.get("k", 20) if st else None, strata_allocation=alloc)
+                        strata_k=st.get("k", 20) if st else None, strata_allocation=alloc,
+                        design=_design_plan(pl, label, census is not None or design.frame is not None))
     sim = raw.get("simulation")
     simulation = None
     if sim is not None:
@@ -724,6 +751,45 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         description=description, out_of_scope_user=user, out_of_scope_defaults=defaults,
         language=language,
     )
+
+
+def _design_plan(pl: dict, label: str, has_frame: bool) -> DesignPlanSpec | None:
+    """``planning.design`` checked: numbers positive, designs known, takes whole numbers or null."""
+    if "design" not in pl:
+        return None
+    dp = pl.get("design") or {}
+    key = "planning.design"
+    if not has_frame:
+        raise ParamsError(f"{label}: key '{key}' needs the population's document sizes: a census (key 'census.path') "
+                          "or a frame (key 'design.frame')")
+    from .sampling import DESIGNS
+    for name in ("budget", "cost_doc", "cost_chunk"):
+        v = dp.get(name)
+        if v is not None and not (math.isfinite(v) and (v > 0 if name == "budget" else v >= 0)):
+            rule = "positive" if name == "budget" else "zero or positive"
+            raise ParamsError(f"{label}: key '{key}.{name}' must be {rule} (got {_show(v)})")
+    if dp.get("cost_doc", 0.0) == 0 and dp.get("cost_chunk", 1.0) == 0:
+        raise ParamsError(f"{label}: keys '{key}.cost_doc' and '{key}.cost_chunk' cannot both be 0")
+    designs = tuple(dp.get("designs") or DesignPlanSpec.designs)
+    bad = [d for d in designs if d not in DESIGNS]
+    if bad:
+        raise ParamsError(f"{label}: key '{key}.designs': {bad[0]!r} is not one of {', '.join(DESIGNS)}")
+    takes = tuple(dp.get("takes") or (None,))
+    for m in takes:
+        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1):
+            raise ParamsError(f"{label}: key '{key}.takes' must list whole numbers of chunks >= 1 or null "
+                              f"(whole documents), got {_show(m)}")
+    ks = tuple(dp.get("ks") or DesignPlanSpec.ks)
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
+            raise ParamsError(f"{label}: key '{key}.ks' must list whole numbers of documents >= 2, got {_show(k)}")
+    reps = dp.get("reps", DesignPlanSpec.reps)
+    if reps < 20:
+        raise ParamsError(f"{label}: key '{key}.reps' must be at least 20 (got {reps})")
+    return DesignPlanSpec(budget=None if dp.get("budget") is None else float(dp["budget"]),
+                          cost_doc=float(dp.get("cost_doc", 0.0)), cost_chunk=float(dp.get("cost_chunk", 1.0)),
+                          designs=designs, takes=tuple(None if m is None else int(m) for m in takes),
+                          ks=tuple(int(k) for k in ks), reps=int(reps), seed=int(dp.get("seed", 1)))
 
 
 def _trec_data(d: dict, base: Path, label: str):
@@ -788,6 +854,9 @@ def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
         elif kind is dict:
             if not isinstance(value, dict):
                 raise ParamsError(f"{label}: key '{full}' must be a mapping, got {_show(value)}")
+        elif kind is list:
+            if not isinstance(value, list):
+                raise ParamsError(f"{label}: key '{full}' must be a list, got {_show(value)}")
         elif kind == _STR:
             if not isinstance(value, str):
                 raise ParamsError(f"{label}: key '{full}' must be a string, got {_show(value)}")

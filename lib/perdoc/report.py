@@ -67,6 +67,7 @@ class Analysis:
     pair_simulation: object = None      # the same for the paired difference
     strata: tuple | None = None         # (StrataPlan, SimulationResult or None) of planning.strata
     pseudo_simulation: object = None    # SimulationResult on a pseudo-population built from the sample
+    design_plan: dict | None = None     # planning.design: the drawn designs compared (perdoc.design_plan)
 
     @property
     def default_interval(self):
@@ -278,8 +279,8 @@ def _analyse_cached(path: str, stamp) -> Analysis:
 def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
     it is a copy of, with its size and SHA-256, so the report names the user's file."""
-    from .study import (estimate_study, load_study_census, load_study_pairs, load_study_table,
-                        simulate_study, strata_experiment)
+    from .study import (design_plan_study, estimate_study, load_study_census, load_study_pairs,
+                        load_study_table, simulate_study, strata_experiment)
     shown = shown or {}
     d = study.data
     with _user_paths(shown):
@@ -304,6 +305,7 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
                                   replicates=min(iv.replicates, PSEUDO_REPLICATES))
+        design_plan = design_plan_study(study, table, census)
 
     def facts(p: Path) -> dict:
         if str(p) in shown:
@@ -356,7 +358,7 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
                 info["trec"][key] = {"file": f["file"], "bytes": f["bytes"], "sha256": f["sha256"]}
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
-                    pseudo_simulation=pseudo)
+                    pseudo_simulation=pseudo, design_plan=design_plan)
 
 
 def _table_sha256(table: DocTable) -> str:
@@ -469,6 +471,8 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     if analysis.strata is not None:
         plan, sim = analysis.strata
         out["planning_strata"] = {"plan": plan.to_dict(), "simulation": None if sim is None else sim.to_dict()}
+    if analysis.design_plan is not None:
+        out["planning_design"] = analysis.design_plan
     out["exclusions"] = [{"rows": e.rows, "reason": e.reason} for e in analysis.table.exclusions]
     out["versions"] = package_versions()
     return out

@@ -231,10 +231,22 @@ def _simulate_drawn(study: Study, table: DocTable, census: DocTable):
         opts.pop("with_replacement", None)
     try:
         res = simulate_design(census, design=info["design"], k=int(info["k"]), reps=sim.reps, seed=sim.seed,
-                              level=study.intervals.level, take=info.get("take"), **opts)
+                              level=study.intervals.level, take=info.get("take"),
+                              chunk_scores=_chunk_scores(study, census, info.get("take")), **opts)
     except ParameterError:
         return None
     return as_simulation_result(res, seed=sim.seed)
+
+
+def _chunk_scores(study: Study, census: DocTable, *takes):
+    """The census's chunk scores when a take of a continuous metric is simulated (else None)."""
+    import numpy as np
+    if all(m is None for m in takes) or census.q is None or _adapted(study.data.format):
+        return None
+    if np.array_equal(np.asarray(census.q), np.asarray(census.s)):
+        return None   # 0/1: the sums suffice
+    from .design_sim import census_chunk_scores
+    return census_chunk_scores(study.census, census, doc=study.data.doc, score=study.data.score)
 
 
 def strata_experiment(study: Study, census: DocTable):
@@ -255,3 +267,36 @@ def strata_experiment(study: Study, census: DocTable):
                        design={"sampling": "stratified",
                                "strata": {"by": labels, "k": {h: v["k_h"] for h, v in plan.strata.items()}}})
     return plan, sim
+
+
+def design_plan_study(study: Study, table: DocTable, census: DocTable | None = None):
+    """``planning.design``: the drawn designs compared by simulation (:func:`perdoc.design_plan.plan_designs`)
+    at a label budget (default: the chunks labelled in this study), on the census when the params give
+    one, else on a planning population over the frame made from this study as a pilot (a 0/1 metric).
+    Returns the plan's dict (with ``basis``) or None without ``planning.design``."""
+    import numpy as np
+    from .design_plan import plan_designs, planning_population
+    from .errors import ParameterError
+    spec = study.planning.design
+    if spec is None:
+        return None
+    budget = spec.budget if spec.budget is not None else float(np.sum(table.n)) * spec.cost_chunk + (
+        table.K * spec.cost_doc)
+    if census is not None:
+        population, basis = census, "census"
+    else:
+        frame = load_study_frame(study)
+        q = None if table.q is None else np.asarray(table.q, dtype=float)
+        s = np.asarray(table.s, dtype=float)
+        if q is None or not np.array_equal(q, s):
+            raise ParameterError("planning.design without a census needs a 0/1 metric: a pilot's rates make the "
+                                 "planning population (give census.path for a continuous score)")
+        sizes = np.asarray(table.attrs["chunks_in_doc"], dtype=float) if "chunks_in_doc" in table.attrs else None
+        population = planning_population(frame, table, sizes=sizes)
+        basis = "pilot"
+    res = plan_designs(population, ks=spec.ks, designs=spec.designs, takes=spec.takes, budget=budget,
+                       cost_doc=spec.cost_doc, cost_chunk=spec.cost_chunk, reps=spec.reps, seed=spec.seed,
+                       level=study.intervals.level, basis=basis,
+                       chunk_scores=None if census is None else _chunk_scores(study, census, *spec.takes))
+    res["budget_source"] = "params" if spec.budget is not None else "this study's labels"
+    return res

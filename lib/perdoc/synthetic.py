@@ -25,7 +25,7 @@ import numpy as np
 from .errors import ParameterError
 from .table import DocTable
 
-__all__ = ["CensusSpec", "synthetic_census", "synthetic_pairs"]
+__all__ = ["CensusSpec", "synthetic_census", "synthetic_chunk_scores", "synthetic_pairs"]
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,11 @@ def synthetic_pairs(spec: CensusSpec | None = None, *, effect: float = 0.05, agr
                            q_b=sums(xb * xb), q_d=sums((xa - xb) ** 2), names=("A", "B"), paired=True,
                            source={"synthetic": spec.to_dict(), "effect": effect, "agreement": agreement},
                            label="the synthetic census")
+
+
+def synthetic_chunk_scores(spec: CensusSpec | None = None, **knobs) -> np.ndarray:
+    """Every chunk's score of :func:`synthetic_census` (same ``spec``), document after document in the
+    census's order: what :func:`perdoc.design_sim.simulate_design` needs to simulate a take of a
+    continuous metric."""
+    spec = spec or CensusSpec(**knobs)
+    return _draw(spec)[3]

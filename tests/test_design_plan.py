@@ -1,0 +1,65 @@
+"""Planning the design (perdoc.design_plan): several takes, the budget spent rather than rounded to the
+grid, and a take of a continuous metric simulated on real chunk scores (perdoc.design_sim)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perdoc.design_plan import plan_designs
+from perdoc.design_sim import simulate_design
+from perdoc.errors import ParameterError
+from perdoc.synthetic import CensusSpec, synthetic_census, synthetic_chunk_scores
+
+
+def _spec(**kw):
+    base = dict(size_sigma=1.5, icc=0.2, base_rate=0.3, documents=600, median_size=4, seed=5)
+    base.update(kw)
+    return CensusSpec(**base)
+
+
+def test_plan_tries_every_take_and_spends_the_budget():
+    c = synthetic_census(_spec())
+    budget = 20 * float(np.mean(c.n))
+    res = plan_designs(c, ks=(5, 10), designs=("srs", "pps"), takes=(None, 5), budget=budget, cost_doc=0.0,
+                       cost_chunk=1.0, reps=40, seed=2)
+    keys = {(r["design"], r["take"]) for r in res["rows"]}
+    assert keys == {("srs", None), ("srs", 5), ("pps", None), ("pps", 5)}
+    assert res["takes"] == [None, 5]
+    # a take of 5 affords far more than 10 documents: the largest affordable K is simulated too
+    extra = [r for r in res["rows"] if (r["design"], r["take"]) == ("pps", 5) and r["k"] > 10]
+    assert extra and all(r["cost"] <= budget * 1.05 for r in extra)
+    assert max(r["k"] for r in extra) > 20
+    rec = res["recommended"]
+    if rec is not None:
+        assert rec["cost"] <= budget and "take" in rec
+        same = [r for r in res["rows"] if (r["design"], r["take"]) == (rec["design"], rec["take"]) and r["k"] <= rec["k"]]
+        assert all(r["holds"] for r in same)
+
+
+def test_plan_refuses_a_bad_take():
+    c = synthetic_census(_spec(documents=50))
+    with pytest.raises(ParameterError, match="--take"):
+        plan_designs(c, ks=(5,), designs=("srs",), takes=(0,), budget=100, reps=20)
+
+
+def test_take_of_a_continuous_metric_uses_the_chunk_scores():
+    spec = _spec(metric="continuous", base_rate=0.8, size_sigma=2.0)
+    c = synthetic_census(spec)
+    x = synthetic_chunk_scores(spec)
+    assert x.size == int(np.sum(c.n))
+    with pytest.raises(ParameterError, match="chunk scores"):
+        simulate_design(c, design="pps", k=10, reps=5, take=3)
+    with pytest.raises(ParameterError, match="add up"):
+        simulate_design(c, design="pps", k=10, reps=5, take=3, chunk_scores=x[::-1])
+    r = simulate_design(c, design="pps", k=20, reps=300, seed=4, take=3, chunk_scores=x)
+    m = r["methods"]["micro.logit_design"]
+    assert m["coverage"] >= 0.95 - 3 * m["mc_se"], m
+    # at most 3 labels per drawn document
+    assert r["labels_mean"] <= 3 * 20
+    # a take as large as every document is the whole-document design, sample for sample
+    big = int(np.max(c.n))
+    a = simulate_design(c, design="srs", k=10, reps=30, seed=9, take=big, chunk_scores=x)
+    b = simulate_design(c, design="srs", k=10, reps=30, seed=9)
+    assert a["methods"]["micro.design"]["mean_width"] == pytest.approx(b["methods"]["micro.design"]["mean_width"],
+                                                                       rel=1e-12)
