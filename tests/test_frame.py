@@ -421,3 +421,17 @@ def test_with_a_frame_the_micro_headline_is_design_consistent(tmp_path):
         assert not report.frame_leads(a.estimates, kind)
         assert not a.headline.interval.method.startswith(("frame_", "logit_frame_"))
         assert a.pseudo_simulation is not None and a.headline.basis == "pseudo-population"
+
+
+def test_frame_logit_interval_of_a_single_sample_with_a_scale_exponent():
+    """A single sample (1-D arrays) whose sums were scaled by 2^k gets the same logit interval as the
+    same sample in a batch of one (the inside-(0, 1) test once ran on a Python bool, where ~True is -2)."""
+    import perdoc.methods as M
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 40, size=300).astype(float)
+    n = sizes[:25]
+    s = np.floor(n * 0.3)
+    one = M.greg(n, s * 8, M.FrameTotals(sizes), alpha=0.05, bounded=True, k=3)
+    batch = M.greg(n[None], s[None] * 8, M.FrameTotals(sizes), alpha=0.05, bounded=True, k=3)
+    assert int(one["logit_code"]) == int(batch["logit_code"][0]) == 0
+    assert float(one["logit_low"]) == float(batch["logit_low"][0])

@@ -116,13 +116,25 @@ def logit_cr2(R, se, df, alpha, flat, bounded=True):
     and where ``bounded`` is false the method does not apply (NOT_APPLICABLE)."""
     R, se, df = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (R, se, df)))
     bounded = np.broadcast_to(bounded, R.shape)
-    inside = (R > 0) & (R < 1)
-    code = _codes([~bounded, ~inside, flat, ~_finite_pos(se), ~_finite_pos(df)],
+    code = _codes([~bounded, ~_inside01(R), flat, ~_finite_pos(se), ~_finite_pos(df)],
                   [NOT_APPLICABLE, AT_BOUNDS, FLAT, ZERO_SE, BAD_DF], R.shape)
-    good = code == OK
+    return _logit_t(R, se, df, alpha, code)
+
+
+def _inside01(R):
+    """Where the logit of ``R`` is defined: ``0 < R < 1``."""
+    return np.asarray((R > 0) & (R < 1))
+
+
+def _logit_t(R, se, df, alpha, code):
+    """The logit-scale t interval of a metric bounded in [0, 1] (true scale) where ``code`` is OK:
+    ``expit(logit R +- t(1 - alpha/2; df) se_L)``, ``se_L = se / (R (1 - R))``; NaN ends elsewhere.
+    ``code``, the caller's (its checks include :data:`AT_BOUNDS`, so OK implies ``0 < R < 1``), is
+    passed through: ``(low, high, code, se_L)``, ``se_L`` NaN where ``R`` is not inside (0, 1)."""
+    inside = _inside01(R)
     Rg = np.where(inside, R, 0.5)
     se_l = np.where(inside, se / (Rg * (1.0 - Rg)), np.nan)
-    lo, hi = transformed_t(logit(Rg), se_l, df, alpha, good, expit)
+    lo, hi = transformed_t(logit(Rg), se_l, df, alpha, code == OK, expit)
     return lo, hi, code, se_l
 
 
@@ -613,26 +625,34 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: 
     r = s / n
     flat = np.all(r == r[..., :1], axis=-1)
     unidentified = same & use_trend
-    est_t, se_t = ld(est, -k), ld(se, -k)
-    # the plain t interval (unbounded metrics)
+    slope = np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan)
+    out = _frame_intervals(est, se, df, alpha=alpha, k=k, bounded=bounded, flat=flat,
+                           unidentified=unidentified, lev_ok=lev_ok)
+    return {**out, "slope": slope, "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape)}
+
+
+def _frame_intervals(est, se, df, *, alpha: float, k: int, bounded, flat, unidentified=None, lev_ok=None) -> dict:
+    """The two intervals of a frame-aware estimate ``est`` (working scale, ``2^k`` times the true
+    value) with standard error ``se`` and ``df`` degrees of freedom, arrays over the batch: the t
+    interval (:func:`t_interval`) for any metric and the logit-scale one (:func:`_logit_t`, as
+    :func:`logit_cr2`) on the true scale where the metric is ``bounded`` in [0, 1]. Besides
+    :func:`logit_cr2`'s checks (on the working ``se``): NOT_IDENTIFIED where ``unidentified``, BAD_DF
+    where not ``lev_ok`` (a leverage of 1); both None: no such case. Returns the dict of
+    :func:`frame_prediction` without ``slope`` and ``kappa``."""
+    from .micro import ldexp
+    shape = np.shape(est)
+    unidentified = np.zeros(shape, dtype=bool) if unidentified is None else unidentified
+    lev_ok = np.ones(shape, dtype=bool) if lev_ok is None else lev_ok
+    est_t, se_t = ldexp(est, -k), ldexp(se, -k)
     code_t = _codes([unidentified, flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
                     [NOT_IDENTIFIED, FLAT, BAD_DF, ZERO_SE, BAD_DF], shape)
-    good = code_t == OK
-    with np.errstate(invalid="ignore"):
-        half = _special().stdtrit(np.where(good, df, 1.0), 1.0 - alpha / 2.0) * se
-    lo_t, hi_t = np.where(good, est - half, np.nan), np.where(good, est + half, np.nan)
-    # the logit interval (bounded metrics), on the true scale
-    inside = (est_t > 0) & (est_t < 1)
-    code_l = _codes([~bounded, unidentified, ~inside, flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
+    lo_t, hi_t, _ = t_interval(est, se, df, alpha, code_t != OK)
+    code_l = _codes([~bounded, unidentified, ~_inside01(est_t), flat, ~lev_ok, ~_finite_pos(se), ~_finite_pos(df)],
                     [NOT_APPLICABLE, NOT_IDENTIFIED, AT_BOUNDS, FLAT, BAD_DF, ZERO_SE, BAD_DF], shape)
-    gl = code_l == OK
-    Eg = np.where(inside, est_t, 0.5)
-    se_l = np.where(inside, se_t / (Eg * (1.0 - Eg)), np.nan)
-    lo_l, hi_l = transformed_t(logit(Eg), se_l, df, alpha, gl, expit)
-    slope = np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan)
+    lo_l, hi_l, code_l, se_l = _logit_t(est_t, se_t, df, alpha, code_l)
     return {"estimate": est, "se": se, "df": df, "low": lo_t, "high": hi_t, "code": code_t,
             "estimate_true": est_t, "se_true": se_t, "logit_low": lo_l, "logit_high": hi_l, "logit_code": code_l,
-            "se_logit": se_l, "slope": slope, "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape)}
+            "se_logit": se_l}
 
 
 def greg(n, s, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0):
@@ -684,19 +704,8 @@ def greg(n, s, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0):
     df = np.full(shape, float(K - 2))
     r = s / n
     flat = np.all(r == r[..., :1], axis=-1)
-    est_t, se_t = ld(est, -k), ld(se, -k)
-    code_t = _codes([flat, ~_finite_pos(se), ~_finite_pos(df)], [FLAT, ZERO_SE, BAD_DF], shape)
-    lo_t, hi_t, _ = t_interval(est, se, df, alpha, code_t != OK)
-    inside = (est_t > 0) & (est_t < 1)
-    code_l = _codes([~bounded, ~inside, flat, ~_finite_pos(se), ~_finite_pos(df)],
-                    [NOT_APPLICABLE, AT_BOUNDS, FLAT, ZERO_SE, BAD_DF], shape)
-    gl = code_l == OK
-    Eg = np.where(inside, est_t, 0.5)
-    se_l = np.where(inside, se_t / (Eg * (1.0 - Eg)), np.nan)
-    lo_l, hi_l = transformed_t(logit(Eg), se_l, df, alpha, gl, expit)
-    return {"estimate": est, "se": se, "df": df, "low": lo_t, "high": hi_t, "code": code_t,
-            "estimate_true": est_t, "se_true": se_t, "logit_low": lo_l, "logit_high": hi_l, "logit_code": code_l,
-            "se_logit": se_l, "slope": ld(b, -k)}
+    out = _frame_intervals(est, se, df, alpha=alpha, k=k, bounded=bounded, flat=flat)
+    return {**out, "slope": ld(b, -k)}
 
 
 def frame_methods(n, s, q, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0) -> dict:

@@ -114,36 +114,77 @@ def _duplicates_note(path: str, what: str, count: int, first) -> str:
             f"line) counted once, e.g. query {q}, document {d} at lines {a} and {b}")
 
 
+class _Refused(ValueError):
+    """A value a TREC line may not hold: the line is refused as ``the <column> <value> is <what> (query
+    ..., document ...)<why>``."""
+
+    def __init__(self, what: str, why: str = ""):
+        super().__init__(what, why)
+        self.what, self.why = what, why
+
+
+def _grade(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise _Refused("not an integer") from None
+
+
+def _score(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise _Refused("not a number") from None
+    if not math.isfinite(x):
+        raise _Refused("not a finite number", "; a run ranks documents by finite scores")
+    return x
+
+
+def _checked_lines(path: str, *, what: str, kind: str, columns: tuple, value: str, parse, conflict: str, make):
+    """``(rows, notes)`` of a TREC file whose lines hold ``columns`` (the query id first, the document
+    id third), checked line by line: a line with another number of fields, or whose ``value`` column
+    ``parse`` refuses (:class:`_Refused`), is refused with its number (``kind``: the file's kind in
+    that message; ``what``: in :func:`_lines`'). So is a query-document pair given twice with
+    different values: ``conflict`` formatted with ``q``, ``d``, the earlier value and line ``a``,
+    ``i`` and the later ``b``, ``j``. A line repeating an earlier one's query, document and value is
+    counted once, in a note; each other line gives the row ``make(parts, parsed value)``."""
+    at = columns.index(value)
+    rows, seen, repeats, first = [], {}, 0, None
+    for number, parts in _lines(path, what):
+        if len(parts) != len(columns):
+            raise DataFileError(f"{path}: line {number} has {len(parts)} field(s); a {kind} line has {len(columns)} "
+                                f"({', '.join(columns)})")
+        q, d, text = parts[0], parts[2], parts[at]
+        try:
+            x = parse(text)
+        except _Refused as e:
+            raise DataFileError(f"{path}: line {number}: the {value} {text[:40]!r} is {e.what} (query {q}, "
+                                f"document {d}){e.why}") from None
+        earlier = seen.get((q, d))
+        if earlier is not None:
+            if earlier[0] != x:
+                raise InputError(f"{path}: " + conflict.format(q=q, d=d, a=earlier[0], i=earlier[1], b=x, j=number))
+            repeats += 1
+            first = first or (q, d, earlier[1], number)
+            continue
+        seen[(q, d)] = (x, number)
+        rows.append(make(parts, x))
+    notes = [_duplicates_note(path, value, repeats, first)] if repeats else []
+    return rows, notes
+
+
 def read_qrels(irm, path: str) -> tuple[list, list[str]]:
     """The judgements of a TREC qrels file (query id, iteration, document id, integer grade), as
     ir-measures' ``read_trec_qrels`` gives them, checked line by line: a line that is not four fields
     with an integer grade is refused with its number, and so is a query-document pair judged twice
     with different grades (which grade counts would otherwise be decided silently by the order of the
     lines). A line repeating an earlier judgement exactly is counted once, in a note."""
-    rows, seen, repeats, first = [], {}, 0, None
-    for number, parts in _lines(path, "TREC qrels"):
-        if len(parts) != 4:
-            raise DataFileError(f"{path}: line {number} has {len(parts)} field(s); a TREC qrels line has 4 (query id, "
-                                "iteration, document id, grade)")
-        q, iteration, d, grade = parts
-        try:
-            g = int(grade)
-        except ValueError:
-            raise DataFileError(f"{path}: line {number}: the grade {grade[:40]!r} is not an integer (query {q}, "
-                                f"document {d})") from None
-        earlier = seen.get((q, d))
-        if earlier is not None:
-            if earlier[0] != g:
-                raise InputError(f"{path}: query {q}, document {d} is judged twice with different grades: {earlier[0]} "
-                                 f"at line {earlier[1]} and {g} at line {number}; keep one judgement per query and "
-                                 "document")
-            repeats += 1
-            first = first or (q, d, earlier[1], number)
-            continue
-        seen[(q, d)] = (g, number)
-        rows.append(irm.Qrel(query_id=q, doc_id=d, relevance=g, iteration=iteration))
-    notes = [_duplicates_note(path, "grade", repeats, first)] if repeats else []
-    return rows, notes
+    return _checked_lines(
+        path, what="TREC qrels", kind="TREC qrels", columns=("query id", "iteration", "document id", "grade"),
+        value="grade", parse=_grade,
+        conflict="query {q}, document {d} is judged twice with different grades: {a} at line {i} and {b} at line "
+                 "{j}; keep one judgement per query and document",
+        make=lambda parts, g: irm.Qrel(query_id=parts[0], doc_id=parts[2], relevance=g, iteration=parts[1]))
 
 
 def read_run(irm, path: str) -> tuple[list, list[str]]:
@@ -152,33 +193,12 @@ def read_run(irm, path: str) -> tuple[list, list[str]]:
     score that is not a number, or is NaN or infinite (the ranking is by score: such a score has no
     place in it), is refused with its number; so is a document ranked twice for one query with
     different scores. A line repeating an earlier one's query, document and score is counted once."""
-    rows, seen, repeats, first = [], {}, 0, None
-    for number, parts in _lines(path, "a TREC run"):
-        if len(parts) != 6:
-            raise DataFileError(f"{path}: line {number} has {len(parts)} field(s); a TREC run line has 6 (query id, "
-                                "Q0, document id, rank, score, run tag)")
-        q, _, d, _, score, _ = parts
-        try:
-            x = float(score)
-        except ValueError:
-            raise DataFileError(f"{path}: line {number}: the score {score[:40]!r} is not a number (query {q}, "
-                                f"document {d})") from None
-        if not math.isfinite(x):
-            raise DataFileError(f"{path}: line {number}: the score {score[:40]!r} is not a finite number (query {q}, "
-                                f"document {d}); a run ranks documents by finite scores")
-        earlier = seen.get((q, d))
-        if earlier is not None:
-            if earlier[0] != x:
-                raise InputError(f"{path}: query {q} ranks document {d} twice with different scores: {earlier[0]} "
-                                 f"at line {earlier[1]} and {x} at line {number}; a run ranks each document once "
-                                 "per query")
-            repeats += 1
-            first = first or (q, d, earlier[1], number)
-            continue
-        seen[(q, d)] = (x, number)
-        rows.append(irm.ScoredDoc(query_id=q, doc_id=d, score=x))
-    notes = [_duplicates_note(path, "score", repeats, first)] if repeats else []
-    return rows, notes
+    return _checked_lines(
+        path, what="a TREC run", kind="TREC run", columns=("query id", "Q0", "document id", "rank", "score", "run tag"),
+        value="score", parse=_score,
+        conflict="query {q} ranks document {d} twice with different scores: {a} at line {i} and {b} at line {j}; "
+                 "a run ranks each document once per query",
+        make=lambda parts, x: irm.ScoredDoc(query_id=parts[0], doc_id=parts[2], score=x))
 
 
 def _per_query(irm, measure, qrels, run_path: str, notes: list) -> tuple[dict, set]:
