@@ -117,12 +117,12 @@ def loadavg() -> list[float] | None:
 
 
 def code_state() -> dict:
-    """Which library code was measured: commit, and a hash of lib/perdoc/*.py (edits not committed)."""
+    """Which library code was measured: commit, and a hash of lib/perdoc/**/*.py (edits not committed)."""
     import hashlib
     lib = HERE.parent / "lib" / "perdoc"
     h = hashlib.sha256()
-    for f in sorted(lib.glob("*.py")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    for f in sorted(p for p in lib.rglob("*.py") if "__pycache__" not in p.parts):
+        h.update(f.relative_to(lib).as_posix().encode() + b"\0" + f.read_bytes())
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE.parent, capture_output=True,
                                 text=True, timeout=10).stdout.strip() or None

@@ -131,7 +131,7 @@ def table_md(rs: list[dict], parts: dict) -> str:
             c = next(iter(codes.values()))
             lines.append(f"Code measured: commit {c['commit']}"
                          + (" + uncommitted changes in lib/" if c["lib_uncommitted_changes"] else "")
-                         + f", lib/perdoc/*.py sha256 {', '.join(codes)}"
+                         + f", lib/perdoc/**/*.py sha256 {', '.join(codes)}"
                          + (" (the library changed during the run!)" if len(codes) > 1 else "") + ".")
     return "\n".join(lines)
 

@@ -17,10 +17,11 @@ import pandas as pd
 import pytest
 
 from perdoc import adapters
+from perdoc.reading import adapted
 from perdoc.cli import main
 from perdoc.errors import ColumnError, InputError, ParameterError
 from perdoc.params import ParamsError, load_params
-from perdoc.study import load_study_pairs, load_study_table
+from perdoc.study.run import load_study_pairs, load_study_table
 from perdoc.table import Exclusion
 
 F = Path(__file__).resolve().parent / "fixtures" / "frameworks"
@@ -63,7 +64,7 @@ def test_inspect_log_one_row_per_sample_epoch_with_inspect_mapping(inspect_ai, n
     assert "C (correct) = 1" in text and "P (partial) = 0.5" in text and "N (no answer) = 0" in text
     assert "one row per sample and epoch" in text
     assert "not modelled separately" in text and "conservative" in text
-    table = adapters.load_chunks(F / name, "inspect", doc="metadata.source_doc", score="match")
+    table = adapted.load_chunks(F / name, "inspect", doc="metadata.source_doc", score="match")
     assert _sums(table) == {d: (float(n), float(s)) for d, (n, s) in EXPECTED_MATCH.items()}
     assert table.source["format"] == "inspect" and table.source["notes"] == notes
     assert tuple(table.exclusions) == tuple(excl)
@@ -109,7 +110,7 @@ def test_lm_eval_samples_filter_named_as_lm_eval_does():
     assert df["acc,strict-match"].tolist() == [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0]  # booleans count 1/0
     assert excl == []
     assert any("flexible-extract" in n and "set aside" in n for n in notes)
-    table = adapters.load_chunks(F / "lm_eval_samples.jsonl", "lm-eval", doc="doc.source_id",
+    table = adapted.load_chunks(F / "lm_eval_samples.jsonl", "lm-eval", doc="doc.source_id",
                                  score="exact_match,flexible-extract")
     assert _sums(table) == {"d1": (2, 2), "d2": (2, 2), "d3": (2, 2), "d4": (1, 1)}
 
@@ -143,7 +144,7 @@ def test_deepeval_metric_scores_and_errored_metrics():
     assert len(excl) == 1 and excl[0].rows == 1 and "errored" in excl[0].reason and "invalid JSON" in excl[0].reason
     same = adapters.read(F / "deepeval.json", "deepeval", ["additional_metadata.doc", "metrics.faithfulness"])[0]
     assert same["metrics.faithfulness"].tolist() == [0.9, 0.6, 0.3, 0.8, 0.5, 1.0]
-    pairs = adapters.load_pairs(F / "deepeval.json", "deepeval", doc="additional_metadata.doc", a="Faithfulness",
+    pairs = adapted.load_pairs(F / "deepeval.json", "deepeval", doc="additional_metadata.doc", a="Faithfulness",
                                 b="Contextual Relevancy")
     assert pairs.K == 3 and sum(e.rows for e in pairs.exclusions) == 1  # docC had only the errored case
     assert "DeepEval results" in pairs.source["notes"][0]
@@ -172,7 +173,7 @@ def test_trec_query_missing_from_run_scores_zero_and_is_counted(ir_measures):
     row = df.set_index("query").loc["q8"]
     assert row["run_b"] == 0.0 and row["run_a"] > 0
     assert any("1 judged query not ranked by run_b.trec score 0" in n and "trec_eval -c" in n for n in notes)
-    pairs = adapters.load_trec_pairs(F / "run_a.trec", F / "run_b.trec", F / "qrels.txt", "RR", F / "doc_map.csv")
+    pairs = adapted.load_trec_pairs(F / "run_a.trec", F / "run_b.trec", F / "qrels.txt", "RR", F / "doc_map.csv")
     assert pairs.K == 4 and pairs.paired and pairs.names == ("run_a", "run_b")
 
 
@@ -311,7 +312,7 @@ def test_io_loaders_read_adapter_formats_through_read(inspect_ai):
     the same table as the adapters' own loaders, notes and exclusions included."""
     import perdoc
     direct = perdoc.load_chunks(F / "inspect.eval", doc="metadata.source_doc", score="match", fmt="inspect")
-    mine = adapters.load_chunks(F / "inspect.eval", "inspect", doc="metadata.source_doc", score="match")
+    mine = adapted.load_chunks(F / "inspect.eval", "inspect", doc="metadata.source_doc", score="match")
     assert _sums(direct) == _sums(mine)
     assert tuple(direct.exclusions) == tuple(mine.exclusions)
     assert direct.source["notes"] == mine.source["notes"]
@@ -321,8 +322,8 @@ def test_io_loaders_read_adapter_formats_through_read(inspect_ai):
 
 
 def test_trec_eval_measure_names_are_accepted(ir_measures):
-    a = adapters.load_trec(F / "run_a.trec", F / "qrels.txt", "ndcg_cut.10", F / "doc_map.csv")
-    b = adapters.load_trec(F / "run_a.trec", F / "qrels.txt", "nDCG@10", F / "doc_map.csv")
+    a = adapted.load_trec(F / "run_a.trec", F / "qrels.txt", "ndcg_cut.10", F / "doc_map.csv")
+    b = adapted.load_trec(F / "run_a.trec", F / "qrels.txt", "nDCG@10", F / "doc_map.csv")
     assert _sums(a) == _sums(b) and a.source["notes"][0].startswith("per-query nDCG@10")
 
 

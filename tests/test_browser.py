@@ -31,7 +31,7 @@ try:
 except ImportError:
     _missing("playwright not importable: pip install playwright (no browser download needed)")
 
-from perdoc.report import build_report  # noqa: E402
+from perdoc.report.build import build_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {"en": ROOT / "params" / "example.yaml", "es": ROOT / "params" / "example_es.yaml"}

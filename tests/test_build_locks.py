@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-import perdoc.report as rep
+import perdoc.report.build as rep
 from perdoc.cli import main
 from perdoc.params import ParamsError, check_name, load_params
-from perdoc.report import (LOCK_PREFIX, OLD_PREFIX, TMP_MARK, TMP_PREFIX, BuildInterrupted, ReportError,
+from perdoc.report.build import (LOCK_PREFIX, OLD_PREFIX, TMP_MARK, TMP_PREFIX, BuildInterrupted, ReportError,
                            _sweep_stale, build_report, perdoc_folder)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ _HOLD_FILE = ("import fcntl, os, sys\n"
               "sys.stdin.read()\n")
 _HOLD_NAME = ("import sys\n"
               "from pathlib import Path\n"
-              "import perdoc.report as r\n"
+              "import perdoc.report.build as r\n"
               "with r._name_lock(Path(sys.argv[1]), sys.argv[2]):\n"
               "    print('held', flush=True)\n"
               "    sys.stdin.read()\n")
@@ -100,7 +100,7 @@ def _held(*args):
 _PAUSED_BUILD = """
 import sys, time
 from pathlib import Path
-import perdoc.report as rep
+import perdoc.report.build as rep
 params, out, flag, go = sys.argv[1:5]
 
 def paused(params_file, analysis, workdir):

@@ -319,7 +319,7 @@ def test_design_text_in_spanish_has_the_english_numbers(sampling):
                                                   design=info.get(sampling)),
                         table=SimpleNamespace(K=20))
     en, es = design_text(a, "en"), design_text(a, "es")
-    from perdoc.report import design_description
+    from perdoc.report.build import design_description
     assert en == design_description(a)
     assert not re.search(r"\b(of|documents|sample|drawn|stratum|chunks|whole)\b", es), es
     for number in re.findall(r"\d[\d,]*(?:\.\d+)?%?", en):   # every number of the English text, in Spanish form

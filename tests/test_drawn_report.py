@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from perdoc.params import ParamsError, load_params
-from perdoc.report import build_report
+from perdoc.report.build import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 PPS = ROOT / "params" / "example_pps.yaml"

@@ -324,7 +324,7 @@ def test_cli_simulate_frame_flag(capsys, tmp_path):
 
 def test_report_reads_the_frame_once_from_its_copy(tmp_path, sample_and_frame):
     import hashlib
-    from perdoc import report
+    from perdoc.report import build as report
     from perdoc.params import load_params
     data, frame, rows = sample_and_frame
     p = _write(tmp_path, "p.yaml", "name: t\ndata: {path: chunks.csv, doc: doc_id, score: hit}\n"
@@ -400,7 +400,7 @@ def test_policy_frame_rank_gives_way_when_it_has_no_interval():
 def test_with_a_frame_the_micro_headline_is_design_consistent(tmp_path):
     """With a frame and no census the micro headline is no longer a prediction: the frame-aware
     methods are alternatives, and the pseudo-population check runs as it does without a frame."""
-    from perdoc import report
+    from perdoc.report import build as report
     from perdoc.params import load_params
     c = synthetic_census(size_sigma=1.5, size_rate_corr=-0.5, documents=120, seed=5)
     rng = np.random.default_rng(2)

@@ -7,7 +7,7 @@ import pytest
 
 from perdoc import DocTable, estimate
 from perdoc.pseudo import pseudo_check, pseudo_population
-from perdoc.report import choose_headline
+from perdoc.report.build import choose_headline
 from perdoc.simulate import SimulationResult
 
 RNG = np.random.default_rng(5)

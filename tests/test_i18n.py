@@ -70,7 +70,7 @@ def test_params_report_language(tmp_path):
 
 
 def test_combined_notebook_keeps_one_language():
-    from perdoc.report import combined_notebook
+    from perdoc.report.build import combined_notebook
     for lang in ("en", "es"):
         nb = combined_notebook(language=lang)
         other = "lang-es" if lang == "en" else "lang-en"

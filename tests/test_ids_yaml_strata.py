@@ -126,7 +126,7 @@ def test_sampled_id_that_matches_a_frame_id_only_after_normalisation_is_named(tm
 
 def test_census_ids_follow_the_same_rule(tmp_path):
     """The census is read by the data's loader with the data's options (guard: keep it that way)."""
-    from perdoc.study import load_study_census
+    from perdoc.study.run import load_study_census
     _write(tmp_path, "chunks.csv", "doc_id,hit\nd1,1\nd2,0\nd3,1\n")
     _write(tmp_path, "census.csv", "doc_id,hit\nd1,1\nD1,0\nd2,1\nd3,0\n")
     base = ("name: t\ndata: {path: chunks.csv, doc: doc_id, score: hit%s}\n"
@@ -146,7 +146,7 @@ def ir_measures():
 def test_trec_doc_map_document_column_follows_the_rule(ir_measures, tmp_path):
     from pathlib import Path
 
-    from perdoc import adapters
+    from perdoc.reading import adapted as adapters
     F = Path(__file__).parent / "fixtures" / "frameworks"
     m = _write(tmp_path, "map.csv", "query_id,doc_id\nq1,docA\nq2,DOCA\nq3,docB\nq4,docB\nq5,docC\n")
     with pytest.raises(InputError) as e:
@@ -170,7 +170,7 @@ def _manifest(tmp_path, ids):
 
 
 def test_manifest_ids_follow_the_rule_and_labels_get_the_hint(capsys, tmp_path):
-    from perdoc.survey import load_sample, read_manifest
+    from perdoc.reading.manifest import load_sample, read_manifest
     from perdoc.sample_io import read_table_file
     m = _manifest(tmp_path, ["d1", "D1", "d2", "d3"])
     with pytest.raises(InputError, match=f"column 'doc_id' in the manifest {m}: 1 group.*{SIMILAR}"):
@@ -286,7 +286,7 @@ def test_show_is_bounded_whatever_the_value():
 
 
 def test_report_declared_name_reads_params_as_load_params_does(tmp_path):
-    from perdoc.report import _declared_name
+    from perdoc.report.build import _declared_name
     assert _declared_name(_write(tmp_path, "a.yaml", "name: good\n")) == "good"
     assert _declared_name(_write(tmp_path, "b.yaml", "n: &n good\nname: *n\n")) is None
     assert _declared_name(_write(tmp_path, "c.yaml", "name: x\ny: " + "[" * 5000 + "]" * 5000 + "\n")) is None

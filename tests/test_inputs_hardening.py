@@ -227,7 +227,7 @@ def study_file(tmp_path, data: dict, **extra) -> Path:
 
 
 def test_params_data_format_reads_data_and_census(tmp_path):
-    from perdoc.study import load_study_census, load_study_table
+    from perdoc.study.run import load_study_census, load_study_table
     (tmp_path / "runs.txt").write_text(CSV)
     (tmp_path / "census.txt").write_text(CSV)
     p = study_file(tmp_path, {"path": "runs.txt", "doc": "doc_id", "score": "hit", "format": "csv"},
@@ -446,7 +446,7 @@ def test_similar_ids_on_the_command_line_and_in_params(capsys, tmp_path):
     code, out, err = run(capsys, "estimate", p, "--doc", "doc_id", "--score", "hit", "--allow-similar-ids",
                          "--replicates", "0")
     assert "kept as different documents" in out
-    from perdoc.study import load_study_table
+    from perdoc.study.run import load_study_table
     params = study_file(tmp_path, {"path": "r.csv", "doc": "doc_id", "score": "hit", "allow_similar_ids": True})
     assert load_study_table(load_params(params)).K == 4
 
@@ -542,7 +542,7 @@ def test_declared_metric_for_pairs_and_on_the_command_line(capsys, tmp_path):
 
 
 def test_params_data_metric(tmp_path):
-    from perdoc.study import load_study_table
+    from perdoc.study.run import load_study_table
     (tmp_path / "r.csv").write_text("doc_id,hit\nd1,1\nd1,0.5\nd2,0\nd3,1\n")
     params = study_file(tmp_path, {"path": "r.csv", "doc": "doc_id", "score": "hit", "metric": "binary"})
     raises(InputError, r"column 'hit' .*score other than 0 or 1", load_study_table, load_params(params))

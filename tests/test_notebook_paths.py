@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from perdoc.params import ParamsError
-from perdoc.report import _params_path, notebook_dir
+from perdoc.report.build import _params_path, notebook_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "03_intervals.ipynb"

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perdoc.survey import design_estimate, load_sample, read_manifest
+from perdoc.methods.survey import design_estimate
+from perdoc.reading.manifest import load_sample, read_manifest
 
 ORACLE = Path(__file__).parent / "oracle"
 CASES = json.loads((ORACLE / "cases3.json").read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ import pytest
 from perdoc.cli import main
 from perdoc.params import load_params
 from perdoc.plan import plan_k, spread
-from perdoc.study import load_study_census, load_study_table
+from perdoc.study.run import load_study_census, load_study_table
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "params" / "example.yaml"

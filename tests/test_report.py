@@ -12,7 +12,7 @@ import pytest
 
 import perdoc
 from perdoc.cli import main
-from perdoc.report import NOTEBOOKS, build_report, notebook_dir
+from perdoc.report.build import NOTEBOOKS, build_report, notebook_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "params" / "example.yaml"

@@ -17,7 +17,7 @@ import pytest
 
 from perdoc import i18n
 from perdoc.estimate import FPC_HEURISTIC
-from perdoc.report import build_report
+from perdoc.report.build import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "params" / "example.yaml"

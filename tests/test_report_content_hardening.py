@@ -18,7 +18,7 @@ from perdoc.checklist import checklist, every_score_same
 from perdoc.errors import ParameterError
 from perdoc.params import DEFAULT_OUT_OF_SCOPE, ParamsError, load_params
 from perdoc.plan import plan_k, spread, spread_problem
-from perdoc.report import build_report
+from perdoc.report.build import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEGENERATE = ROOT / "tests" / "fixtures" / "degenerate"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perdoc.cli import main
-from perdoc.report import build_report
+from perdoc.report.build import build_report
 
 # one document with 60% of the chunks: the wild bootstrap's set of non-rejected values has two pieces
 N_D = [88, 3, 2, 3, 2, 7, 11, 4, 5, 13, 9]

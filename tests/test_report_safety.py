@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from perdoc.cli import main
-from perdoc.report import (ERROR_MARK, OLD_PREFIX, TMP_MARK, TMP_PREFIX, _sweep_stale, build_report,
+from perdoc.report.build import (ERROR_MARK, OLD_PREFIX, TMP_MARK, TMP_PREFIX, _sweep_stale, build_report,
                            markdown_literal, perdoc_folder)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -291,7 +291,7 @@ def test_perdoc_folder_rules(tmp_path):
 
 # ------------------------------------------------------------------------------ one snapshot
 def test_data_replaced_while_rendering(tmp_path, monkeypatch):
-    import perdoc.report as rep
+    import perdoc.report.build as rep
     data = tmp_path / "d.csv"
     data.write_text("doc,hit\n" + "".join(f"d{i},{int(i < 5)}\n" for i in range(16)))   # micro 0.3125
     params = tmp_path / "snap.yaml"

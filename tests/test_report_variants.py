@@ -134,7 +134,7 @@ def test_the_subtitle_shows_the_overrides_as_text(base, tmp_path):
 
 def test_subtitle_without_overrides_is_unchanged(tmp_path, monkeypatch):
     """No override: the subtitle handed to the notebook is the one perdoc always wrote (byte-identical reports)."""
-    import perdoc.report as report
+    import perdoc.report.build as report
     from perdoc import __version__
     seen = {}
 
@@ -210,7 +210,7 @@ def test_replacing_a_report_made_with_other_parameters_says_so(base, tmp_path, c
 
 
 def test_keys_an_older_report_did_not_write_are_not_changes():
-    from perdoc.report import _param_changes
+    from perdoc.report.build import _param_changes
     old = {"intervals": {"level": 0.95}, "name": "x"}
     assert _param_changes(old, {"intervals": {"level": 0.95}, "name": "x", "language": "en"}) == ""
     assert _param_changes(old, {"intervals": {"level": 0.9}, "name": "x", "language": "en"}) == \

@@ -155,7 +155,7 @@ def backend_report(tmp_path_factory):
                                                          "&token=TOK_Q1&api_key=KEY_Q1"), encoding="utf-8")
     override = "duckdb://bob:PASSWORD2@w.duckdb?Password=PW_Q2&TOKEN=TOK_Q2&Api_Key=KEY_Q2&threads=1"
     before = (study / "w.duckdb").read_bytes()
-    from perdoc import report
+    from perdoc.report import build as report
     frozen, freeze = [], report._freeze
 
     def spy(params_path, analysis):   # the analysis the kernel reads is a file of the build folder too
@@ -328,7 +328,7 @@ def test_sqlite_backend_is_read_only_too(tmp_path):
 def test_census_of_a_backend_study_is_its_file(tmp_path):
     """data.backend names the data's table; census.path stays a file (it was read as the table)."""
     from perdoc.params import load_params
-    from perdoc.study import load_study_census, load_study_table
+    from perdoc.study.run import load_study_census, load_study_table
     _database(tmp_path / "w.duckdb", _chunks(rows=200))
     _chunks(seed=9, rows=900, docs=90).to_csv(tmp_path / "census.csv", index=False)
     params = tmp_path / "p.yaml"

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perdoc import DocTable, estimate, macro, methods, micro
+from perdoc import DocTable, estimate, macro, micro
+from perdoc.methods import intervals as methods
 from perdoc import simulate as sim
 from perdoc.bootstrap import bootstrap_batch, document_bootstrap
 from perdoc.compare import PairTable, compare
@@ -116,7 +117,7 @@ def test_estimate_runs_the_batch_implementation(monkeypatch):
 
 
 def test_simulate_holds_no_copy_of_the_formulas():
-    src = (LIB / "simulate.py").read_text()
+    src = (LIB / "study" / "simulate.py").read_text()
     tree = ast.parse(src)
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     for gone in ("_loo", "_df_bell_mccaffrey", "_df_imbens_kolesar", "_icc_anova", "_t_ci", "_z_ci", "_expit",
@@ -208,41 +209,59 @@ def test_sparse_census_with_flat_samples_bit_identical():
 
 
 # ====================================================================== imports
+def _module_name(path: Path) -> str:
+    """``reading.io`` for lib/perdoc/reading/io.py, ``reading.adapters`` for its package, ``__init__``
+    for the package itself."""
+    parts = list(path.relative_to(LIB).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or "__init__"
+
+
 def module_graph() -> dict[str, set[str]]:
-    """Edges module -> modules of perdoc it imports, at the top or inside functions (the package
-    itself is ``__init__``)."""
-    mods = {p.stem for p in LIB.glob("*.py")} | {p.parent.name for p in LIB.glob("*/__init__.py")}
-    init = ast.parse((LIB / "__init__.py").read_text())
-    init_names = set()  # what `from . import x` may take from the package itself (e.g. __version__)
-    for node in init.body:
-        if isinstance(node, ast.Assign):
-            init_names |= {tg.id for tg in node.targets if isinstance(tg, ast.Name)}
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            init_names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            init_names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    """Edges module -> modules of perdoc it imports, at the top or inside functions, with relative
+    imports of any level resolved (the package itself is ``__init__``, a subpackage its dotted name)."""
+    files = {_module_name(p): p for p in LIB.rglob("*.py") if "__pycache__" not in p.parts}
+    mods = set(files)
+
+    def known(dotted: str) -> str | None:
+        return (dotted or "__init__") if (dotted or "__init__") in mods else None
+
     graph = {}
-    for m in mods:
-        path = LIB / f"{m}.py"
-        tree = ast.parse((path if path.exists() else LIB / m / "__init__.py").read_text())
+    for m, path in files.items():
+        tree = ast.parse(path.read_text())
+        package = [] if m == "__init__" else m.split(".")
+        if path.name != "__init__.py":
+            package = package[:-1]
         deps = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                if node.level == 1 and node.module:          # from .x import y
-                    deps.add(node.module.split(".")[0])
-                elif node.level == 1:                        # from . import x (a module, or a name of the package)
-                    deps |= {a.name if a.name in mods or a.name not in init_names else "__init__"
-                             for a in node.names}
+                if node.level:
+                    base = package[: len(package) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
                 elif node.module and node.module.split(".")[0] == "perdoc":
-                    parts = node.module.split(".")
-                    deps.add(parts[1] if len(parts) > 1 else "__init__")
+                    target = ".".join(node.module.split(".")[1:])
+                else:
+                    continue
+                for a in node.names:   # from .x import y: the module x.y when it is one, else x
+                    sub = known(f"{target}.{a.name}" if target else a.name)
+                    deps.add(sub or known(target) or target)
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     parts = a.name.split(".")
                     if parts[0] == "perdoc":
-                        deps.add(parts[1] if len(parts) > 1 else "__init__")
+                        deps.add(known(".".join(parts[1:])) or ".".join(parts[1:]))
         graph[m] = {d for d in deps if d in mods and d != m}
     return graph
+
+
+#: The steps in the data's order: a module may import from its own step and the ones before it only.
+STEPS = ("reading", "methods", "study", "report")
+
+
+def _step(module: str) -> int | None:
+    head = module.split(".")[0]
+    return STEPS.index(head) if head in STEPS else None
 
 
 def find_cycle(graph):
@@ -272,13 +291,46 @@ def find_cycle(graph):
 
 def test_no_import_cycle_among_modules():
     graph = module_graph()
-    assert {"estimate", "compare", "io", "table", "pairs", "methods"} <= set(graph)
+    assert {"study.estimate", "study.compare", "reading.io", "reading.table", "reading.pairs",
+            "methods.intervals"} <= set(graph)
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
     # io (and the helpers it shares with the engines, _rows) take PairTable from pairs, never compare
-    loaders = graph["io"] | graph.get("_rows", set())
-    assert "compare" not in loaders and "pairs" in loaders
-    assert "io" not in graph.get("engines", set())
-    assert "io" not in graph["table"]
+    loaders = graph["reading.io"] | graph.get("reading._rows", set())
+    assert "study.compare" not in loaders and "reading.pairs" in loaders
+    assert "reading.io" not in graph.get("reading.engines", set())
+    assert "reading.io" not in graph["reading.table"]
+
+
+def test_every_module_imports_only_from_its_step_and_earlier_ones():
+    """reading -> methods -> study -> report: no module imports from a later step, and none imports the
+    command line (only the package's own __init__ reaches into every step, for its public names)."""
+    graph = module_graph()
+    assert {m.split(".")[0] for m in graph} >= set(STEPS)
+    later, cli = [], []
+    for m, deps in graph.items():
+        for d in deps:
+            if d.split(".")[0] in ("cli", "cli_sample") and m not in ("cli", "cli_sample"):
+                cli.append(f"{m} -> {d}")
+            here, there = _step(m), _step(d)
+            if here is not None and there is not None and there > here:
+                later.append(f"{m} -> {d}")
+    assert not cli, cli
+    assert not later, later
+
+
+def test_module_graph_sees_deep_relative_imports(tmp_path, monkeypatch):
+    """The graph follows ``from ..x import y`` and ``from . import y`` inside subpackages (a circle
+    through a subpackage's __init__ was once invisible to it)."""
+    root = tmp_path / "perdoc"
+    (root / "reading" / "adapters").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "reading" / "__init__.py").write_text("")
+    (root / "reading" / "io.py").write_text("def f():\n    from . import adapters\n")
+    (root / "reading" / "adapters" / "__init__.py").write_text("from ..io import f\n")
+    monkeypatch.setattr(__import__(__name__), "LIB", root)
+    graph = module_graph()
+    assert graph["reading.io"] == {"reading.adapters"} and graph["reading.adapters"] == {"reading.io"}
+    assert find_cycle(graph) is not None
 
 
 def test_cycle_finder_finds_a_cycle():

@@ -14,7 +14,7 @@ import pytest
 from perdoc import i18n
 from perdoc.notebook import headline_sentences, method_label, summary_box, summary_facts
 from perdoc.params import load_params
-from perdoc.report import analyse, combined_notebook, summary
+from perdoc.report.build import analyse, combined_notebook, summary
 from perdoc.table import Exclusion
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -287,7 +287,7 @@ def test_summary_json_keeps_the_box_facts(example):
 
 def test_out_of_range_interval_is_warned(monkeypatch, example):
     """A headline interval that leaves the metric's range [0, 1] is flagged in the box, in both languages."""
-    from perdoc.report import Analysis
+    from perdoc.report.build import Analysis
     from perdoc.results import ConfidenceInterval
     real = example.headline
     assert not real.interval.out_of_range and real.interval.metric_range == (0.0, 1.0)

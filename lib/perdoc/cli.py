@@ -207,7 +207,7 @@ def _trec_args(args, compare: bool = False) -> bool:
 def _adapted_input(args, compare: bool = False):
     """The table (pairs with ``compare``) read by an evaluation-framework adapter or from TREC runs,
     or None when neither --trec-run nor an adapter --format is given."""
-    from . import adapters
+    from .reading import adapted, adapters
     from .errors import ParameterError
     opts = {"metric": args.metric, "allow_similar_ids": args.allow_similar_ids}
     if _trec_args(args, compare):
@@ -215,8 +215,8 @@ def _adapted_input(args, compare: bool = False):
             if args.unpaired:
                 raise ParameterError("--unpaired does not go with --trec-run: both runs are scored on the same "
                                      "judged queries (a query a run does not rank scores 0)")
-            return adapters.load_trec_pairs(args.trec_run, args.vs_run, args.qrels, args.measure, args.doc_map, **opts)
-        return adapters.load_trec(args.trec_run, args.qrels, args.measure, args.doc_map, **opts)
+            return adapted.load_trec_pairs(args.trec_run, args.vs_run, args.qrels, args.measure, args.doc_map, **opts)
+        return adapted.load_trec(args.trec_run, args.qrels, args.measure, args.doc_map, **opts)
     if not adapters.is_adapter(args.format):
         return None
     need = (("DATA", args.data), ("--doc", args.doc), ("--score", args.score)) + ((("--vs", args.vs),) if compare
@@ -226,11 +226,11 @@ def _adapted_input(args, compare: bool = False):
         raise ParameterError(f"--format {args.format} needs {', '.join(missing)} (fields by dotted path, e.g. "
                              "--doc metadata.doc_id --score match)")
     if compare:
-        return adapters.load_pairs(args.data, args.format, doc=args.doc, a=args.score, b=args.vs,
+        return adapted.load_pairs(args.data, args.format, doc=args.doc, a=args.score, b=args.vs,
                                    unpaired=args.unpaired, **opts)
     if any(v is not None for v in (args.n_col, args.s_col, args.q_col)):
         raise ParameterError(f"--format {args.format} reads per-sample results: give --doc and --score, not --n/--s/--q")
-    return adapters.load_chunks(args.data, args.format, doc=args.doc, score=args.score, **opts)
+    return adapted.load_chunks(args.data, args.format, doc=args.doc, score=args.score, **opts)
 METRICS = ("binary", "proportion", "score")
 
 
@@ -333,8 +333,8 @@ def _run(argv) -> int:
 
 
 def _estimate(args) -> int:
-    from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
-    from .io import load_chunks, load_docs, write_table
+    from .study.estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
+    from .reading.io import load_chunks, load_docs, write_table
 
     if args.params is not None:
         return _estimate_params(args)
@@ -351,7 +351,7 @@ def _estimate(args) -> int:
         pop = int(pop)
     frame = None
     if args.frame is not None:
-        from .frame import read_frame
+        from .reading.frame import read_frame
         frame = read_frame(args.frame, doc_name, allow_similar_ids=args.allow_similar_ids)
     result = estimate(table, level=0.95 if args.level is None else args.level, population_size=pop,
                       replicates=DEFAULT_REPLICATES if args.replicates is None else args.replicates,
@@ -390,9 +390,9 @@ def _estimate_params(args) -> int:
     """``perdoc estimate --params FILE``: data, columns, design and intervals from the params file."""
     from dataclasses import replace
     from .errors import ParameterError
-    from .io import write_table
-    from .params import load_params
-    from .study import estimate_study, load_study_table
+    from .reading.io import write_table
+    from .study.params import load_params
+    from .study.run import estimate_study, load_study_table
 
     clash = [flag for flag, v in (("DATA", args.data), ("--doc", args.doc), ("--score", args.score),
                                   ("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
@@ -432,8 +432,8 @@ def _print_estimates(args, result, table, aggregated) -> None:
 
 
 def _compare(args) -> int:
-    from .compare import compare
-    from .io import load_pairs
+    from .study.compare import compare
+    from .reading.io import load_pairs
     adapted = _adapted_input(args, compare=True)
     if adapted is not None:
         return _compare_pairs(args, adapted)
@@ -462,7 +462,7 @@ def _compare(args) -> int:
 
 def _compare_pairs(args, pairs) -> int:
     """Compare an already loaded pair table and print it (the adapters' route)."""
-    from .compare import compare
+    from .study.compare import compare
     pop = args.population_size
     if pop is not None and float(pop).is_integer():
         pop = int(pop)
@@ -540,7 +540,7 @@ def _plan(args) -> int:
         return run_plan_designs(args, _print_text)
     if args.half_width is None:
         raise ParameterError("missing --half-width (the target half-width of the interval)")
-    from .plan import DF_RULES, SPREAD_RULES, df_rule_key, pilot_inputs, plan_k, spread_problem
+    from .study.plan import DF_RULES, SPREAD_RULES, df_rule_key, pilot_inputs, plan_k, spread_problem
     estimand, sd, M, level = args.estimand, args.sd, args.population_size, args.level
     rule = df_rule_key(args.df_rule)
     source, sizes, spread_rule, pilot, pilot_k = "given", None, "given", None, None
@@ -548,8 +548,8 @@ def _plan(args) -> int:
     if args.params is None and args.pilot is not None:
         raise ParameterError("--pilot goes with --params (the study whose census or dataset is the pilot)")
     if args.params is not None:
-        from .params import load_params
-        from .study import load_study_census, load_study_table
+        from .study.params import load_params
+        from .study.run import load_study_census, load_study_table
         if sd is not None:
             raise ParameterError("give --sd or --params (the pilot), not both")
         study = load_params(args.params)
@@ -612,7 +612,7 @@ def _plan(args) -> int:
             lines.append(f"without the finite population correction: K = {plan.K_without_fpc}")
         lines += [f"note: {n}" for n in plan.notes]
         if pilot == "study" and plan.df_rule == "bell-mccaffrey" and pilot_k > 2:
-            from .plan import planned_df
+            from .study.plan import planned_df
             df_own = planned_df(pilot_k, sizes)
             if df_own < (pilot_k - 1) / 4:
                 lines.append(f"note: a few documents carry most of the weight: at the pilot's K = {pilot_k} the "
@@ -638,7 +638,7 @@ def _plan_population_size(study, table, census):
     if g.sampling == "census":
         return table.K
     if getattr(g, "frame", None) is not None:
-        from .study import load_study_frame
+        from .study.run import load_study_frame
         return load_study_frame(study, census).M
     return None
 
@@ -646,8 +646,8 @@ def _plan_population_size(study, table, census):
 def _simulate(args) -> int:
     from dataclasses import replace
     from .errors import ParameterError
-    from .io import load_chunks, load_pairs
-    from .simulate import simulate, simulate_pairs
+    from .reading.io import load_chunks, load_pairs
+    from .study.simulate import simulate, simulate_pairs
 
     if args.design is not None:
         from .cli_sample import run_simulate_design
@@ -656,8 +656,8 @@ def _simulate(args) -> int:
     if args.params is not None:
         from pathlib import Path
 
-        from .params import Simulation, load_params
-        from .study import load_study_census, load_study_table, simulation_design
+        from .study.params import Simulation, load_params
+        from .study.run import load_study_census, load_study_table, simulation_design
         study = load_params(args.params)
         census_path = args.census or (None if study.census is None else str(study.census))
         if census_path is None:
@@ -745,7 +745,7 @@ def format_simulation(result) -> str:
 
 
 def _report(args) -> int:
-    from .report import build_reports
+    from .report.build import build_reports
     results = build_reports(args.params, args.out, language=args.language, overrides=args.overrides,
                             name=args.name)
     failed = 0
@@ -823,7 +823,7 @@ def format_estimates(result, table) -> str:
         lines.append(f"note: {note}")
     tail = getattr(result, "frame_tail", None)
     if tail and tail.get("warn"):
-        from .frame import tail_warning
+        from .reading.frame import tail_warning
         lines.append(f"warning: {tail_warning(tail, result.K)}")
     lines += _input_notes(table.source)
     lines += _exclusion_lines(table.exclusions)

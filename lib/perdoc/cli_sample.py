@@ -40,11 +40,11 @@ def add_plan_design_flags(p, number, integer) -> None:
 
 
 def run_plan_designs(args, print_text=print) -> int:
-    from .design_plan import plan_designs, planning_population
+    from .study.design_plan import plan_designs, planning_population
     from .errors import ParameterError
-    from .frame import read_frame
-    from .io import load_chunks
-    from .sampling import DESIGNS
+    from .reading.frame import read_frame
+    from .reading.io import load_chunks
+    from .study.sampling import DESIGNS
     if args.doc is None or args.score is None or (args.census is None) == (args.pilot_data is None):
         raise ParameterError("--frame needs --doc, --score and one of --census or --pilot-data")
     for flag, v in (("--params", args.params), ("--sd", args.sd)):
@@ -105,7 +105,7 @@ def run_plan_designs(args, print_text=print) -> int:
 def add_design_flags(p, number, integer) -> None:
     """``perdoc simulate --design ...``: simulate a drawn design on the census instead of simple random
     sampling."""
-    from .sampling import DESIGNS
+    from .study.sampling import DESIGNS
     p.add_argument("--design", choices=DESIGNS, default=None,
                    help="simulate drawing the documents with this design (as perdoc sample does) and its "
                         "design-based interval, with the census as the frame")
@@ -119,7 +119,7 @@ def add_design_flags(p, number, integer) -> None:
 
 
 def add_sample_parser(sub, number, integer) -> None:
-    from .sampling import ALLOCATIONS, DESIGNS
+    from .study.sampling import ALLOCATIONS, DESIGNS
     p = sub.add_parser("sample", help="draw the documents (and chunks) to label from the frame",
                        description="Draw a probability sample of documents from the frame (one row per population "
                                    "document with its number of chunks: the index already knows it) and write "
@@ -165,9 +165,9 @@ def add_sample_parser(sub, number, integer) -> None:
 
 
 def run_sample(args) -> int:
-    from .frame import read_frame
-    from .sample_io import manifest_json_path, write_manifest
-    from .sampling import DEFAULT_ICC, draw_sample
+    from .reading.frame import read_frame
+    from .reading.manifest import manifest_json_path, write_manifest
+    from .study.sampling import DEFAULT_ICC, draw_sample
     frame = read_frame(args.frame, args.doc, n_col=args.frame_n, allow_similar_ids=args.allow_similar_ids)
     allocation = args.allocation or ("cost" if (args.cost_doc is not None or args.cost_chunk is not None)
                                      else "neyman")
@@ -217,9 +217,10 @@ def run_estimate_sample(args, format_estimates, print_text=print) -> int:
     """``perdoc estimate LABELS --doc ID --score COL --sample MANIFEST.csv``; ``format_estimates`` and
     ``print_text`` are the command line's own (passed in, so this module does not import it)."""
     from .errors import ParameterError
-    from .estimate import check_level
-    from .sample_io import read_table_file
-    from .survey import design_estimate, load_sample, read_manifest
+    from .study.estimate import check_level
+    from .reading.manifest import read_table_file
+    from .methods.survey import design_estimate
+    from .reading.manifest import load_sample, read_manifest
     if args.data is None or args.doc is None or args.score is None:
         raise ParameterError("--sample needs the labels file, --doc and --score")
     for flag, v in (("--frame", args.frame), ("--population-size", args.population_size), ("--n", args.n_col),
@@ -243,7 +244,7 @@ def run_estimate_sample(args, format_estimates, print_text=print) -> int:
                         "units_labelled": int(data.m.sum()), "documents": data.K}
         print(json.dumps(out, indent=2))
         return 0
-    from .table import DocTable
+    from .reading.table import DocTable
     table = DocTable.from_arrays(data.m, data.s, data.q, doc=[f"{d}#{r}" for d, r in zip(data.doc, data.draw)],
                                  source={"path": f"{args.data} (manifest {args.sample})"})
     print_text(format_estimates(result, table))
@@ -252,9 +253,9 @@ def run_estimate_sample(args, format_estimates, print_text=print) -> int:
 
 def run_simulate_design(args, print_text=print) -> int:
     """``perdoc simulate --census FILE --doc ID --score COL --k K --design D [--take M]``."""
-    from .design_sim import simulate_design
+    from .study.design_sim import simulate_design
     from .errors import ParameterError
-    from .io import load_chunks
+    from .reading.io import load_chunks
     if args.params is not None or args.vs is not None:
         raise ParameterError("--design simulates one system from --census, --doc and --score (not --params or --vs)")
     if args.census is None or args.doc is None or args.score is None or args.k is None:
@@ -280,7 +281,7 @@ def run_simulate_design(args, print_text=print) -> int:
 
 
 def _manifest_meta(path) -> dict:
-    from .sample_io import manifest_json_path
+    from .reading.manifest import manifest_json_path
     p = manifest_json_path(path)
     try:
         return json.loads(p.read_text(encoding="utf-8"))

@@ -1,0 +1,265 @@
+"""The micro mean (ratio estimator) and its cluster-robust variances.
+
+Notation (methods.md): K documents, ``n_d`` measurements and score sum ``s_d`` in document d,
+``N = sum n_d``, ``R = sum s_d / N``, ratio residual ``u_d = s_d - R n_d``, leverage ``h_d = n_d / N``.
+
+Every estimator takes arrays whose last axis runs over the documents, ``(..., K)``, and reduces over
+that axis only: one sample (1-D arrays) gives plain floats, a batch of samples (the coverage
+simulation, :mod:`perdoc.simulate`) gives arrays over the leading axes, and a sample gives the same
+bits alone or in a batch. They never read, print or round.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["ratio", "residuals", "var_cr1", "var_cr2", "var_cr3", "df_bell_mccaffrey",
+           "df_imbens_kolesar", "moulton", "jackknife_bc", "working_exponents", "ldexp", "NEUTRAL_EXPONENT"]
+
+#: Rates whose largest magnitude lies within ``2^-NEUTRAL_EXPONENT .. 2^NEUTRAL_EXPONENT`` (about
+#: 1e-100 .. 1e100) are computed on as stored; beyond, they are first rescaled by a power of two.
+NEUTRAL_EXPONENT = 332
+
+
+def working_exponents(n: np.ndarray, s: np.ndarray, scale: float = 1.0) -> tuple[int, int]:
+    """Powers of two that keep every computation inside the double range: ``(j, k)``.
+
+    The estimators compute on ``s * 2^j`` (and ``q * 2^(2j)``) and divide every location or scale
+    result by ``2^k``, where ``k = j + log2(scale)`` also removes the table's own scale (the stored
+    sums are ``scale`` times the true ones, :attr:`perdoc.DocTable.scale`). ``j`` is 0 when the
+    largest rate ``max |s_d| / n_d`` is within about 1e-100 .. 1e100, so ordinary data are computed
+    on exactly as stored; otherwise ``2^j`` brings that rate to about 1. Squares and products of
+    residuals (``u_d^2``, fourth powers in the Imbens-Kolesar df) then neither underflow nor
+    overflow. Multiplying by a power of two is exact, and so is dividing by one: results are those
+    of the unscaled data, rounding for rounding.
+    """
+    k_scale = _exponent_of_power_of_two(scale)
+    s = np.asarray(s, dtype=float)
+    n = np.asarray(n, dtype=float)
+    nz = s != 0
+    if not nz.any():
+        return 0, k_scale
+    # exponent of the largest |s_d| / n_d, from the exponents of s_d and n_d (no overflow in s/n)
+    fs, es = np.frexp(np.abs(s[nz]))
+    fn, en = np.frexp(n[nz])
+    e = int(np.max(es - en + np.frexp(fs / fn)[1]))
+    j = 0 if -NEUTRAL_EXPONENT <= e <= NEUTRAL_EXPONENT else -e
+    return j, j + k_scale
+
+
+def ldexp(x, e: int):
+    """``x * 2^e`` for a float or an array: exact, and inf or 0 (no exception) beyond the double range."""
+    if e == 0:
+        return x
+    with np.errstate(over="ignore", under="ignore"):
+        y = np.ldexp(x, e)
+    return float(y) if np.ndim(y) == 0 else y
+
+
+def _exponent_of_power_of_two(x: float) -> int:
+    m, e = math.frexp(float(x))
+    if m != 0.5:
+        from ..errors import InputError
+        raise InputError(f"the table's scale must be a positive power of two (got {x!r})")
+    return e - 1
+
+
+def _out(x):
+    """A float for one sample (0-d result), the array for a batch."""
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def _f(x) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def ratio(n: np.ndarray, s: np.ndarray):
+    """Micro mean ``R = sum s_d / sum n_d``: the rate of a chunk drawn at random."""
+    return _out(_f(s).sum(axis=-1) / _f(n).sum(axis=-1))
+
+
+def residuals(n: np.ndarray, s: np.ndarray, R=None) -> np.ndarray:
+    """Ratio residuals ``u_d = s_d - R n_d`` (the linearisation of the ratio estimator)."""
+    n, s = _f(n), _f(s)
+    if R is None:
+        R = ratio(n, s)
+    return s - np.asarray(R, dtype=float)[..., None] * n
+
+
+def var_cr1(n: np.ndarray, s: np.ndarray):
+    """CR1 variance ``K/(K-1) * sum u_d^2 / N^2``.
+
+    Equals R's ``survey::svyratio`` under one-stage cluster sampling (no FPC) and
+    ``clubSandwich::vcovCR(lm(y ~ 1), type = "CR1")``.
+    """
+    n, s = _f(n), _f(s)
+    K = n.shape[-1]
+    N = n.sum(axis=-1)
+    u = residuals(n, s)
+    return _out(K / (K - 1) * np.sum(u * u, axis=-1) / N**2)
+
+
+def var_cr2(n: np.ndarray, s: np.ndarray):
+    """CR2 (Bell-McCaffrey bias-reduced) variance ``sum u_d^2 / (1 - h_d) / N^2``.
+
+    For an intercept-only model the adjustment matrix of document d is ``(I - J/N)^{-1/2}`` and the
+    constant vector is its eigenvector with eigenvalue ``1 / (1 - h_d)``; hence the closed form.
+    Oracle: ``clubSandwich::vcovCR(lm(y ~ 1), cluster = doc, type = "CR2")``.
+    Written as ``u_d^2 * N / (N - n_d)`` so that ``1 - h_d`` is never formed by subtraction from 1.
+    """
+    n, s = _f(n), _f(s)
+    N = n.sum(axis=-1)
+    u = residuals(n, s)
+    return _out(np.sum(u * u * (N[..., None] / _rest(n)), axis=-1) / N**2)
+
+
+def var_cr3(n: np.ndarray, s: np.ndarray):
+    """CR3 variance ``sum u_d^2 / (1 - h_d)^2 / N^2`` (clubSandwich's "CR3", no (K-1)/K factor).
+
+    ``(K-1)/K`` times this is the leave-one-document-out jackknife variance (about ``R``), because
+    ``R_(-d) - R = -u_d / (N - n_d)``.
+    """
+    n, s = _f(n), _f(s)
+    N = n.sum(axis=-1)
+    u = residuals(n, s)
+    w = N[..., None] / _rest(n)
+    return _out(np.sum(u * u * w * w, axis=-1) / N**2)
+
+
+def df_bell_mccaffrey(n: np.ndarray):
+    """Bell-McCaffrey degrees of freedom for CR2 (independence working model), O(K).
+
+    ``df = N^2 / (sum n_d^2 + sum_{d != e} q_d q_e)`` with ``q_d = n_d^2 / (N - n_d)``.
+    The cross sum is accumulated as ``2 sum_d q_d (q_1 + ... + q_{d-1})`` in ascending order of q,
+    so every term is positive and nothing cancels even when one document holds almost all chunks.
+    Properties: ``1 <= df <= K - 1``; ``K - 1`` for equal sizes; ``1`` for ``K = 2``; depends on the
+    sizes only. Oracle: ``clubSandwich::coef_test(..., vcov = "CR2", test = "Satterthwaite")``.
+    """
+    n = _f(n)
+    N = n.sum(axis=-1)
+    q = np.sort(n * n / _rest(n), axis=-1)
+    z = np.zeros(q.shape[:-1] + (1,))
+    prefix = np.concatenate((z, np.cumsum(q, axis=-1)[..., :-1]), axis=-1)  # never by subtraction
+    cross = 2.0 * np.sum(q * prefix, axis=-1)
+    return _out(N * N / (np.sum(n * n, axis=-1) + cross))
+
+
+def moulton(n: np.ndarray, s: np.ndarray, q: np.ndarray):
+    """Moulton (1986) moment estimates ``(sigma_eps^2, rho)`` from chunk residuals ``y_i - R``.
+
+    As in Kolesar's ``dfadjust`` (defaults): ``ssr = sum_i (y_i - R)^2 = Q - R S``;
+    ``rho = (sum_d u_d^2 - ssr) / (sum n_d^2 - N)`` (0 when every document has one chunk; not
+    truncated at 0); ``sigma_eps^2 = max(ssr / N - rho, 0)``.
+    """
+    n, s, q = _f(n), _f(s), _f(q)
+    N = n.sum(axis=-1)
+    R = s.sum(axis=-1) / N
+    u = s - R[..., None] * n
+    ssr = np.maximum(q.sum(axis=-1) - R * s.sum(axis=-1), 0.0)
+    den = np.sum(n * n, axis=-1) - N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where(den > 0, (np.sum(u * u, axis=-1) - ssr) / den, 0.0)
+    sig = np.maximum(ssr / N - rho, 0.0)
+    return _out(sig), _out(rho)
+
+
+def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
+    """Imbens-Kolesar (2016) degrees of freedom for CR2 under a Moulton working model, O(K).
+
+    The CR2 variance is ``V = sum_d (g_d'y)^2`` with ``g_d = a_d/N (1_d - h_d 1)`` and
+    ``a_d = (1 - h_d)^{-1/2}``. With the working covariance
+    ``Omega = sig I + rho blockdiag(J_d)`` (:func:`moulton`), IK's df is
+    ``tr(P)^2 / tr(P^2)`` for ``P = G' Omega G``. For an intercept the K x K matrix P is
+    (times N^2)
+
+    * diagonal: ``sig n_d + rho (n_d^2 (1 - h_d) + h_d^2 (S2 - n_d^2) / (1 - h_d))``,
+    * off-diagonal: ``a_d a_e h_d h_e (alpha - beta (n_d + n_e))``,
+
+    with ``S2 = sum n_c^2``, ``alpha = rho S2 - sig N`` and ``beta = rho N``. The off-diagonal sum
+    of squares is separable, ``sum_{d != e} w_d w_e (c_d - beta n_e)^2`` with
+    ``w_d = a_d^2 h_d^2 = n_d^2 / (N (N - n_d))`` and ``c_d = alpha - beta n_d``, and is computed from
+    leave-one-out sums (prefix plus suffix sums), so no K x K matrix is formed.
+    Oracle: a dense implementation of the definition (tests/oracle/oracle.R), which reduces to the
+    Bell-McCaffrey df when ``rho = 0``. NaN where ``tr(P^2)`` is not positive.
+    """
+    n = _f(n)
+    sig, rho = moulton(n, s, q)
+    # the df is scale-free, but its traces hold fourth powers of the scores: bring the moments to
+    # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
+    sig, rho = normalise_moments(np.asarray(sig), np.asarray(rho))
+    sig, rho = np.asarray(sig)[..., None], np.asarray(rho)[..., None]
+    N = n.sum(axis=-1)[..., None]
+    rest = _rest(n)
+    h = n / N
+    S2 = np.sum(n * n, axis=-1)[..., None]
+    diag = sig * n + rho * (n * n * rest / N + h * h * _loo(n * n) * N / rest)
+    w = n * n / (N * rest)
+    alpha = rho * S2 - sig * N
+    beta = rho * N
+    c = alpha - beta * n
+    # sum_{d != e} w_d w_e (c_d^2 - 2 beta c_d n_e + beta^2 n_e^2)
+    W_o = _loo(w)
+    Wn_o = _loo(w * n)
+    Wnn_o = _loo(w * n * n)
+    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o), axis=-1)
+    trace = np.sum(diag, axis=-1)
+    trace_sq = np.sum(diag * diag, axis=-1) + off
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _out(np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan))
+
+
+def normalise_moments(sig, rho):
+    """``(sig, rho)`` times one power of two bringing the larger to about 1, when it lies outside
+    ``2^-128 .. 2^128`` (else unchanged). Works on floats and on arrays (one factor per element)."""
+    g = np.maximum(np.abs(sig), np.abs(rho))
+    e = np.frexp(g)[1]
+    shift = np.where((g > 0) & np.isfinite(g) & ((e < -128) | (e > 128)), -e, 0)
+    if np.ndim(shift) == 0:
+        shift = int(shift)
+        if shift == 0:
+            return sig, rho
+        return math.ldexp(sig, shift), math.ldexp(rho, shift)
+    return np.ldexp(sig, shift), np.ldexp(rho, shift)
+
+
+def jackknife_bc(n: np.ndarray, s: np.ndarray):
+    """Bias-corrected jackknife ratio and its jackknife standard error: ``(R_J, se_J)``.
+
+    With the leave-one-document-out ratios ``R_(-d) = (S - s_d) / (N - n_d)``,
+    ``R_J = K R - (K - 1) mean_d R_(-d)`` and
+    ``se_J = sqrt((K - 1)/K sum_d (R_(-d) - mean R_(-))^2)`` (no finite population factor).
+    Computed from ``R_(-d) - R = -u_d / (N - n_d)`` (methods.md), so nothing cancels:
+    ``R_J = R + (K - 1) mean(v)`` and the deviations are ``-(v_d - mean v)``, ``v_d = u_d / (N - n_d)``.
+    Arrays of shape ``(..., K)``: floats for one sample, arrays over the leading axes for a batch.
+    """
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    K = n.shape[-1]
+    N = n.sum(axis=-1)
+    R = s.sum(axis=-1) / N
+    u = s - R[..., None] * n
+    v = u / _loo(n)
+    vbar = np.mean(v, axis=-1)
+    dev = v - vbar[..., None]
+    R_J = R + (K - 1) * vbar
+    se_J = np.sqrt((K - 1) / K * np.sum(dev * dev, axis=-1))
+    if R_J.ndim == 0:
+        return float(R_J), float(se_J)
+    return R_J, se_J
+
+
+def _rest(n: np.ndarray) -> np.ndarray:
+    """``N - n_d`` computed as the sum of the other documents' sizes (exact for integers)."""
+    return _loo(np.asarray(n, dtype=float))
+
+
+def _loo(x: np.ndarray) -> np.ndarray:
+    """Leave-one-out sums ``sum_{e != d} x_e`` along the last axis, from prefix and suffix sums
+    (no subtraction)."""
+    x = np.asarray(x, dtype=float)
+    z = np.zeros(x.shape[:-1] + (1,))
+    prefix = np.concatenate((z, np.cumsum(x, axis=-1)[..., :-1]), axis=-1)
+    suffix = np.concatenate((np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., 1:], z), axis=-1)
+    return prefix + suffix

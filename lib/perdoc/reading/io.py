@@ -1,0 +1,1140 @@
+"""Reading chunk-level results and per-document tables; writing the per-document table.
+
+Two routes lead to a :class:`~perdoc.table.DocTable`:
+
+* :func:`load_chunks` reads one row per chunk (or query) -- a CSV/TSV, Parquet or JSON Lines file,
+  or a pandas DataFrame -- and aggregates it to per-document sums with DuckDB in one streaming
+  ``GROUP BY`` pass, so a file larger than memory works (DuckDB spills to a temporary folder).
+  The same pass counts bad values (missing document ids, missing, non-numeric, NaN or infinite
+  scores), so no second scan of the file is needed.
+* :func:`load_docs` reads a table that is already aggregated, one row per document, e.g. the
+  result of running this in Spark or a warehouse (see :data:`GROUP_BY_SQL`)::
+
+      SELECT doc_id, COUNT(*) AS n, SUM(score) AS s, SUM(score*score) AS q FROM results GROUP BY doc_id
+
+A source is a file path, ``"-"`` for standard input, a pipe (``<(zcat runs.csv.gz)``) or a
+DataFrame: pandas, polars, a pyarrow Table or RecordBatchReader and a DuckDB relation are scanned by
+DuckDB in memory; an Ibis table or a Spark DataFrame is aggregated where it lives
+(:mod:`perdoc.engines`), as is a file with ``engine="spark"`` or a warehouse table with
+``backend={"url": ..., "table": ...}``. A stream has no file name to tell its format from: pass ``fmt`` (``--format`` on the
+command line); it is copied into DuckDB's temporary folder (deleted afterwards) and read from there,
+gzip-compressed or not. Paths are always local files, never URLs: DuckDB gets absolute paths and
+never installs or loads an extension. A file whose bytes contradict its name (gzip or Parquet data
+in a ``.csv``, an Excel workbook, UTF-16 text) is refused with a message saying what it is.
+
+:func:`write_table` (from :mod:`perdoc.export`) writes the per-document table for audit (``.csv`` or
+``.parquet``), atomically, with formula-like text cells neutralised in CSV.
+
+Bad input raises :class:`~perdoc.errors.DataFileError`, :class:`~perdoc.errors.ColumnError` or
+:class:`~perdoc.errors.InputError` with a one-line message naming the file, the column and the rule.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import gzip
+import json
+import math
+import os
+import re
+import stat
+import sys
+import tempfile
+import unicodedata
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+import duckdb
+import numpy as np
+
+from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
+from .export import neutralise_csv_cell, write_table
+from .table import DocTable
+from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
+    _SCALE_HI, _SCALE_LO,
+    _ASCII_SPACE, _COLUMN_RE, _DECLARED, _EXTENSIONS, _FMT_ALIASES, _PASS_FORMAT,
+    _REASONS, _SIMILAR_EXAMPLES, _STDIN, _build, _check_scores, _chunk_metric,
+    _chunk_rows, _chunk_table, _format_of, _id_key, _metric_info, _not_found,
+    _pairs_table, _plain, _scale_for, _short, _similar_ids, _violates,
+    _violation_error,
+)
+
+__all__ = ["load_chunks", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
+           "DUCKDB_MEMORY_LIMIT", "METRICS"]
+
+#: The one aggregation to run where the logs live (Spark SQL, BigQuery, Snowflake, DuckDB, ...).
+#: Feed its output to :func:`load_docs` with ``doc="doc_id", n="n", s="s", q="q"``.
+GROUP_BY_SQL = "SELECT doc_id, COUNT(*) AS n, SUM(score) AS s, SUM(score*score) AS q FROM results GROUP BY doc_id"
+
+#: Memory DuckDB may use before it spills the GROUP BY to its temporary folder.
+DUCKDB_MEMORY_LIMIT = "1GB"
+
+#: The most bytes read from a stream (standard input, a named pipe, ``<(...)``, a device): a stream is
+#: copied to a temporary file first, and an endless one (``/dev/zero``) must not fill the disk. The
+#: environment variable PERDOC_STREAM_LIMIT sets another cap (bytes, or with a K, M, G or T suffix).
+STREAM_LIMIT = 4 << 30
+
+#: The kinds of metric a user may declare (``metric=``, ``--metric``, params ``data.metric``).
+METRICS = ("binary", "proportion", "score")
+
+_FMT_NAMES = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "jsonl": "JSON Lines",
+              "json": "JSON", "dataframe": "DataFrame"}
+_INTEGER_TYPES = frozenset(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                            "UINTEGER", "UBIGINT", "UHUGEINT"))
+_INT64_TYPES = _INTEGER_TYPES - {"HUGEINT", "UHUGEINT"}  # fetched as int8 ... uint64 arrays
+_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                  "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "REAL", "DOUBLE", "DECIMAL")
+# Scores whose largest size lies outside [2**-200, 2**200] are summed rescaled by a power of two
+# (DocTable.scale): far inside the double range for every product the estimators form, and far
+# outside any ordinary metric, whose sums then stay bit-identical and cost no extra pass.
+# Below this size a score's square is no longer a normal double: precision is lost.
+_SQUARE_UNDERFLOW = 1e-150
+
+
+# ====================================================================== public API
+def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
+                attrs: dict[str, str] | None = None, metric: str | None = None,
+                allow_similar_ids: bool = False, engine: str | None = None,
+                backend: dict | None = None) -> DocTable:
+    """Aggregate one-row-per-chunk results to the per-document table.
+
+    ``source`` is a path to a CSV/TSV (optionally ``.gz``), Parquet or JSON Lines file -- the
+    format comes from the extension unless ``fmt`` is given -- ``"-"`` or a pipe (then ``fmt`` is
+    needed), or a pandas DataFrame. ``doc`` names the document-id column (ids are compared as
+    text, exactly), ``score`` the score column (numbers, or booleans counted as 1/0). Per document:
+    ``n = count(*)``, ``s = sum(score)``, ``q = sum(score*score)``, sorted by document id.
+
+    ``attrs`` maps names to columns that describe the document rather than the chunk (a stratum, the
+    number of chunks in the document's population); each must hold one value per document.
+
+    ``metric`` declares the kind of score: ``"binary"`` (only 0 and 1), ``"proportion"`` (in
+    [0, 1]) or ``"score"`` (any finite number); a score that breaks the declaration is refused.
+    Without it the kind is inferred. Either way ``table.source`` records ``metric``,
+    ``metric_declared`` and ``metric_reason``.
+
+    Ids that differ only in surrounding spaces, letter case or Unicode normal form (``"d7"`` and
+    ``"d7 "``) are refused unless ``allow_similar_ids=True``; then they stay distinct documents and
+    ``table.source["similar_ids"]`` counts the groups, with a few examples.
+
+    Scores so large (or so small) that their squares leave the double range are summed multiplied
+    by a power of two, recorded as :attr:`DocTable.scale`; ordinary scores keep ``scale = 1``.
+    """
+    attrs = dict(attrs or {})
+    metric = _check_metric(metric)
+    _check_names(doc=doc, score=score, **{f"attrs[{k!r}]": v for k, v in attrs.items()})
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, adapted = _adapt(source, fmt, [doc, score, *attrs.values()], origin)
+    remote = _remote_table(source)
+    if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
+        from .engines import aggregate_chunks
+        table = aggregate_chunks(remote, doc=doc, score=score, attrs=attrs, metric=metric,
+                                 allow_similar_ids=allow_similar_ids, label=_origin_label(origin))
+        return _adapted_table(table, adapted)
+    with _open_source(source, fmt) as src:
+        src.require(doc, score, *attrs.values())
+        attr_sql = [
+            f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
+            f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
+            for i, col in enumerate(attrs.values())]
+        raw, x, text = src.number(score)
+        # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
+        # both fast and deterministic; other scores are summed again with DuckDB's compensated fsum
+        # (below), whose result depends far less on how threads split the rows
+        exact = src.is_integer(score)
+        # scores known to lie in [0, 1] (Parquet statistics) need no extra aggregate to tell a 0/1
+        # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides (for
+        # integers too: x (x - 1) >= 0 for every integer, = 0 only at 0 and 1)
+        unit = exact or src.within_unit_interval(score)
+        agg = "sum"
+        # group on the raw id and turn ids into text once per document, not once per row. NaN and
+        # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
+        # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
+        # non-negative terms, so its value does not depend on the order of summation). A count known
+        # to be 0 (and the example that goes with it) is filled in below rather than fetched
+        no_nulls = src.without_nulls(score)
+        aggs = ["count(*) AS n", f"{agg}(x) AS s", f"{agg}(x * x) AS q"]
+        if not no_nulls:
+            aggs.append("count(*) - count(raw) AS n_null")
+        if text:
+            aggs += ["count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS n_text",
+                     "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
+        if not unit:
+            aggs.append("sum(abs(x * (x - 1))) AS dev01")
+        integer_ids = src.is_integer_column(doc)
+        doc_text = _doc_expr_of(src, doc, "g")
+        # ids of up to 64 bits come back as numbers and are ordered as text and written out here
+        # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
+        here = integer_ids and src.types[doc].upper() in _INT64_TYPES
+        grouped = f"""
+                SELECT g, {", ".join(aggs + attr_sql)}
+                FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
+                GROUP BY g"""
+        if here:
+            res = _ids_in_text_order(src.fetch(grouped))
+        else:
+            res = src.fetch(f"SELECT {doc_text} AS doc, * EXCLUDE (g) FROM ({grouped}) ORDER BY doc NULLS LAST")
+        for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
+            if key not in res:
+                res[key] = np.array([value], dtype=object if value is None else np.int64)
+        s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
+        if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
+            res["n_nan"] = res["n_inf"] = np.zeros(1)
+        else:
+            bad = src.fetch(f"""SELECT count(*) FILTER (WHERE isnan(x)) AS n_nan,
+                                       count(*) FILTER (WHERE isinf(x)) AS n_inf
+                                FROM (SELECT {x} AS x FROM {src.relation})""")
+            res["n_nan"], res["n_inf"] = bad["n_nan"], bad["n_inf"]
+        binary = (bool(np.array_equal(q_all, s_all)) if unit
+                  else bool(np.all(_plain(res["dev01"], float) == 0)))
+
+        counts, docs, rows = _chunk_rows(res, doc, score, src.label)
+        # kind of metric and size of the scores: a 0/1 or integer column needs nothing more; other
+        # scores are summed again anyway (compensated), and that pass also gives their range
+        scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
+        if not exact and not binary:
+            again_sql = f"""SELECT fsum(x) AS s, fsum(x * x) AS q, min(x) AS lo, max(x) AS hi FROM (
+                                SELECT {src.ref(doc)} AS g, {x} * ? AS x FROM {src.relation})
+                            GROUP BY g ORDER BY {doc_text} NULLS LAST"""
+            again = src.fetch(again_sql, [1.0])
+            lo = float(np.min(_plain(again["lo"], float)))
+            hi = float(np.max(_plain(again["hi"], float)))
+            scale = _scale_for(max(-lo, hi))
+            if scale != 1.0:
+                again = src.fetch(again_sql, [scale])
+            res["s"], res["q"] = again["s"], again["q"]
+        table = _chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
+                             metric=metric, allow_similar_ids=allow_similar_ids, label=src.label,
+                             info=src.info(rows), binary=binary, exact=exact, lo=lo, hi=hi, scale=scale,
+                             violation=lambda: _metric_violation(src, x, score, metric), integer_ids=integer_ids)
+    return _adapted_table(table, adapted)
+
+
+def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: str | None = None,
+              metric: str | None = None, allow_similar_ids: bool = False, engine: str | None = None,
+              backend: dict | None = None) -> DocTable:
+    """Read an already aggregated per-document table (one row per document).
+
+    ``n`` names the count column (whole numbers from 1 to 2**53, their total at most 2**53 too),
+    ``s`` the score-sum column, ``q`` (optional) the sum-of-squared-scores column. This is the
+    route for logs that live in Spark or a warehouse: run :data:`GROUP_BY_SQL` there and load its
+    output here.
+
+    ``metric`` (``"binary"``, ``"proportion"`` or ``"score"``) is checked as far as the sums allow:
+    a proportion needs ``0 <= s <= n`` (and ``0 <= q <= s``), a binary metric a whole ``s`` in
+    [0, n] (and ``q == s``). ``allow_similar_ids`` and ``fmt`` are as in :func:`load_chunks`.
+    Sums whose scores' squares leave the double range are stored rescaled by a power of two
+    (:attr:`DocTable.scale`): ``s * scale`` and ``q * scale**2``.
+    """
+    metric = _check_metric(metric)
+    names = {"doc": doc, "n": n, "s": s}
+    if q is not None:
+        names["q"] = q
+    _check_names(**names)
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, adapted = _adapt(source, fmt, list(names.values()), origin)
+    remote = _remote_table(source)
+    if remote is not None:  # already one row per document: fetch it as it is
+        from .engines import fetch_arrow
+        source = fetch_arrow(remote)
+    with _open_source(source, fmt) as src:
+        src.require(*names.values())
+        select = [f"{_doc_expr(src.ref(doc))} AS d"]
+        text_cols = {}
+        for role in ("n", "s", "q"):
+            if role not in names:
+                continue
+            raw, x, text = src.number(names[role])
+            text_cols[role] = text
+            select.append(f"{x} AS x_{role}")
+            select.append(f"{raw} IS NULL AS null_{role}")
+            if text:
+                select.append(f"CASE WHEN {raw} IS NOT NULL AND {x} IS NULL THEN {raw} END AS bad_{role}")
+        res = src.fetch(f"SELECT {', '.join(select)} FROM {src.relation} ORDER BY d NULLS LAST")
+        docs = _plain(res["d"], object)
+        rows = int(docs.size)
+        if rows == 0:
+            raise InputError(f"{src.label} has no data rows")
+        values = {}
+        for role in ("n", "s", "q"):
+            if role not in names:
+                continue
+            col = names[role]
+            nulls = int(_plain(res[f"null_{role}"], bool).sum())
+            if nulls:
+                raise InputError(f"column '{col}' in {src.label}: {nulls} document(s) have a missing value; "
+                                 "every document needs a number here")
+            if text_cols[role]:
+                bad = [v for v in _plain(res[f"bad_{role}"], object) if v is not None]
+                if bad:
+                    raise InputError(f"column '{col}' in {src.label}: {len(bad)} document(s) have a non-numeric "
+                                     f"value (e.g. {_short(bad[0])!r}); values must be numbers")
+            values[role] = _plain(res[f"x_{role}"], float)
+        nv = values["n"]
+        frac = np.isfinite(nv) & (nv != np.round(nv))
+        if frac.any():
+            raise InputError(f"column '{n}' in {src.label}: {int(frac.sum())} document(s) have a non-integer count "
+                             f"(e.g. {nv[frac][0]:g}); n must be the whole number of chunks or queries")
+        info = src.info(rows)
+        label = src.label
+    nv, sv, qv = values["n"], values["s"], values.get("q")
+    scale = 1.0
+    # the metric and the scale are judged only on usable sums; anything else is refused below with
+    # the rule it breaks
+    if (np.all(np.isfinite(nv)) and np.all(nv > 0) and np.all(np.isfinite(sv))
+            and (qv is None or np.all(np.isfinite(qv)))):
+        kind, reason = _docs_metric(nv, sv, qv, names, label, metric)
+        info.update(_metric_info(metric, kind, reason))
+        if metric is not None:
+            info["binary"] = metric == "binary"
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            size = float(np.max(np.abs(sv) / nv))
+            if qv is not None:
+                size = max(size, float(np.max(np.sqrt(np.maximum(qv, 0.0) / nv))))
+            scale = _scale_for(size)
+            if scale != 1.0:
+                sv = sv * scale
+                qv = None if qv is None else qv * scale * scale
+        info.update(_similar_ids(docs, doc, label, allow_similar_ids, distinct=False))
+    table = _build(src_label=label, mapping=names, n=nv, s=sv, q=qv, doc=docs, source=info, scale=scale,
+                   assume_binary=metric in (None, "binary"))
+    return _adapted_table(table, adapted)
+
+
+def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None,
+               metric: str | None = None, allow_similar_ids: bool = False, engine: str | None = None,
+               backend: dict | None = None):
+    """Aggregate rows scored by two systems (columns ``a`` and ``b``) to a per-document pair table.
+
+    Paired (the default): every row must carry a score for both systems; otherwise this refuses
+    with a message counting the unmatched rows. ``unpaired=True`` accepts rows scored by only one
+    system (each system then has its own n_d) and counts rows scored by neither as excluded.
+    ``fmt``, ``metric`` (checked on both columns) and ``allow_similar_ids`` are as in
+    :func:`load_chunks`; scores whose squares leave the double range are summed multiplied by one
+    power of two for both systems (``PairTable.scale``). Returns a :class:`perdoc.compare.PairTable`.
+    """
+    metric = _check_metric(metric)
+    _check_names(doc=doc, a=a, b=b)
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, adapted = _adapt(source, fmt, [doc, a, b], origin)
+    remote = _remote_table(source)
+    if remote is not None:  # an Ibis table or Spark DataFrame: aggregated where it lives
+        from .engines import aggregate_pairs
+        pairs = aggregate_pairs(remote, doc=doc, a=a, b=b, unpaired=unpaired, metric=metric,
+                                allow_similar_ids=allow_similar_ids, label=_origin_label(origin))
+        return _adapted_table(pairs, adapted)
+    with _open_source(source, fmt) as src:
+        src.require(doc, a, b)
+        d_expr = _doc_expr(src.ref(doc))
+        raw_a, xa, text_a = src.number(a)
+        raw_b, xb, text_b = src.number(b)
+        # scores are multiplied by a power of two (1 unless they leave the double range, then summed again)
+        parts = [f"{d_expr} AS d", f"{raw_a} AS ra", f"{xa} * $scale AS xa", f"{raw_b} AS rb",
+                 f"{xb} * $scale AS xb"]
+        checks = []
+        for tag, text in (("a", text_a), ("b", text_b)):
+            checks += [
+                f"count(*) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS text_{tag}" if text
+                else f"0 AS text_{tag}",
+                f"min(r{tag}) FILTER (WHERE r{tag} IS NOT NULL AND x{tag} IS NULL) AS ex_{tag}" if text
+                else f"NULL AS ex_{tag}",
+                f"count(*) FILTER (WHERE isnan(x{tag})) AS nan_{tag}",
+                f"count(*) FILTER (WHERE isinf(x{tag})) AS inf_{tag}",
+                f"min(x{tag}) AS lo_{tag}", f"max(x{tag}) AS hi_{tag}",
+                f"sum(abs(x{tag} * (x{tag} - 1))) AS dev01_{tag}",
+            ]
+        sql = f"""
+            SELECT d AS doc,
+                   count(*) AS rows,
+                   count(*) FILTER (WHERE ra IS NOT NULL AND rb IS NOT NULL) AS n_both,
+                   count(*) FILTER (WHERE ra IS NOT NULL) AS n_a,
+                   count(*) FILTER (WHERE rb IS NOT NULL) AS n_b,
+                   fsum(xa) AS s_a, fsum(xa * xa) AS q_a,
+                   fsum(xb) AS s_b, fsum(xb * xb) AS q_b,
+                   fsum((xa - xb) * (xa - xb)) AS q_d,
+                   {", ".join(checks)}
+            FROM (SELECT {", ".join(parts)} FROM {src.relation})
+            GROUP BY d ORDER BY d NULLS LAST"""
+        res = src.fetch(sql, {"scale": 1.0})
+        pairs = _pairs_table(res, label=src.label, info_fn=src.info,
+                             refetch=lambda scale: src.fetch(sql, {"scale": scale}),
+                             violation=lambda tag, col: _metric_violation(src, xa if tag == "a" else xb, col, metric),
+                             doc=doc, a=a, b=b, unpaired=unpaired, metric=metric,
+                             allow_similar_ids=allow_similar_ids)
+    return _adapted_table(pairs, adapted)
+
+
+# ====================================================================== metric, scale, ids
+def _check_metric(metric):
+    if metric is None:
+        return None
+    if not isinstance(metric, str) or metric.lower() not in METRICS:
+        raise ParameterError(f"metric={metric!r} is not a known kind of metric (--metric on the command line, "
+                             "data.metric in a params file); use binary, proportion or score")
+    return metric.lower()
+
+
+def _metric_violation(src, x: str, col: str, metric: str):
+    """Error path only: count the rows that break the declared metric, with an example."""
+    cond = "x <> 0 AND x <> 1" if metric == "binary" else "(x < 0 OR x > 1)"
+    r = src.fetch(f"""SELECT count(*) FILTER (WHERE {cond}) AS k,
+                             min(x) FILTER (WHERE {cond}) AS lo, max(x) FILTER (WHERE {cond}) AS hi
+                      FROM (SELECT {x} AS x FROM {src.relation})""")
+    k = int(_plain(r["k"], float)[0])
+    lo, hi = float(_plain(r["lo"], float)[0]), float(_plain(r["hi"], float)[0])
+    _violation_error(k, lo, hi, col, src.label, metric)
+
+
+def _docs_metric(n, s, q, names: dict, label: str, metric) -> tuple[str, str]:
+    """(kind, reason) of a per-document table, from what n, s and q allow; a declared metric is
+    checked as far as they tell (raises naming the user's column)."""
+    in_range = (s >= 0) & (s <= n)
+    whole = s == np.round(s)
+    q_is_s = np.ones_like(s, dtype=bool) if q is None else q == s
+    q_unit = np.ones_like(s, dtype=bool) if q is None else (q >= 0) & (q <= s + 1e-9 * np.abs(s))
+    binary = bool(np.all(in_range & whole & q_is_s))
+    unit = bool(np.all(in_range & q_unit))
+    s_col, q_col = names["s"], names.get("q")
+    if metric == "binary" and not binary:
+        bad = ~(in_range & whole)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column '{s_col}' in {label}: {int(bad.sum())} document(s) have a sum that 0/1 scores "
+                             f"cannot give (e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric binary needs a "
+                             "whole number between 0 and n")
+        bad = ~q_is_s
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"column '{q_col}' in {label}: {int(bad.sum())} document(s) have a sum of squares other "
+                         f"than the sum (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric binary "
+                         "(0/1 scores) gives q = s")
+    if metric == "proportion" and not unit:
+        bad = ~in_range
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column '{s_col}' in {label}: {int(bad.sum())} document(s) have a sum outside [0, n] "
+                             f"(e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric proportion needs every "
+                             "score in [0, 1]")
+        bad = ~q_unit
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"column '{q_col}' in {label}: {int(bad.sum())} document(s) have a sum of squares outside "
+                         f"[0, s] (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric proportion "
+                         "(scores in [0, 1]) gives 0 <= q <= s")
+    if binary:
+        return "binary", ("every s is a whole number in [0, n] (q not given), as 0/1 scores give" if q is None
+                          else "every document's sums fit 0/1 scores (whole s in [0, n], q = s)")
+    if unit:
+        return "proportion", ("every s lies in [0, n] (q not given) but not all are whole numbers" if q is None
+                              else "every document's sums fit scores in [0, 1] (0 <= q <= s <= n) but not 0/1 "
+                                   "scores")
+    return "score", "some document's sums fit no scores in [0, 1]"
+
+
+# ====================================================================== sources
+@dataclass
+class _Source:
+    con: duckdb.DuckDBPyConnection
+    label: str               # how messages name the data: the path, "standard input" or "the DataFrame"
+    path: str | None         # the path the user gave ("-" for standard input)
+    fmt: str
+    relation: str            # SQL FROM clause
+    columns: list[str]       # user-visible column names, in order
+    types: dict[str, str]    # user column name -> DuckDB type
+    refs: dict[str, str] = field(default_factory=dict)  # user column name -> SQL expression
+    nbytes: int | None = None
+    json_read: tuple | None = None  # (sql path literal, json format, compression) when built lazily
+    parquet_lit: str | None = None  # sql path literal of a Parquet file (its footer has column statistics)
+    disk: str | None = None  # the file actually read (a copy in the temporary folder for a stream)
+    gz: bool = False         # gzip-compressed text
+    stats: dict = field(default_factory=dict, repr=False)  # column -> its Parquet footer statistics
+
+    def require(self, *names: str) -> None:
+        for name in names:
+            if name not in self.types:
+                raise ColumnError(_not_found(name, self.columns, self.label))
+        if self.json_read is not None:
+            lit, jfmt, comp = self.json_read
+            cols = ", ".join(f"{_sql_str(nm)}: 'VARCHAR'" for nm in dict.fromkeys(names))
+            self.relation = f"read_json({lit}, format='{jfmt}', compression='{comp}', columns={{{cols}}})"
+
+    def ref(self, name: str) -> str:
+        return self.refs.get(name) or _ident(name)
+
+    def number(self, name: str) -> tuple[str, str, bool]:
+        """SQL for (raw value, value as DOUBLE, whether raw is text that may fail to parse)."""
+        col = self.ref(name)
+        typ = self.types[name].upper()
+        if typ == "BOOLEAN" or typ.startswith(_NUMERIC_TYPES):
+            return col, f"CAST({col} AS DOUBLE)", False
+        if typ in ("VARCHAR", "JSON") or typ.startswith("VARCHAR"):
+            raw = f"NULLIF(trim(CAST({col} AS VARCHAR)), '')"
+            x = (f"COALESCE(TRY_CAST({raw} AS DOUBLE), "
+                 f"CASE lower({raw}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 END)")
+            return raw, x, True
+        raise ColumnError(f"column '{name}' in {self.label} has type {self.types[name]}; "
+                          "it must hold numbers or booleans")
+
+    def is_integer_column(self, name: str) -> bool:
+        """Whether the column is stored as integers (not as text): its values as text are distinct
+        exactly when the integers are, and never blank."""
+        return name not in self.refs and self.types[name].upper() in _INTEGER_TYPES
+
+    def is_integer(self, name: str) -> bool:
+        """Whether the column's type holds integers or booleans only (exact sums)."""
+        typ = self.types[name].upper()
+        return typ == "BOOLEAN" or typ.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+                                                      "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"))
+
+    def within_unit_interval(self, name: str) -> bool:
+        """Whether the file's own statistics (a Parquet footer) show every value of ``name`` in
+        [0, 1]; reading them costs milliseconds and no pass over the data."""
+        row = self._footer(name)
+        if row is None:
+            return False
+        groups, _, _, lo, hi, with_min, with_max = row
+        return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
+
+    def without_nulls(self, name: str) -> bool:
+        """Whether the file's own statistics (a Parquet footer) show no missing value in ``name``:
+        then the count of missing scores is known to be 0 without an aggregate over every row."""
+        if name in self.refs:
+            return False
+        row = self._footer(name)
+        if row is None:
+            return False
+        groups, with_stat, nulls = row[:3]
+        return bool(groups and with_stat == groups and nulls == 0)
+
+    def _footer(self, name: str):
+        """The Parquet footer's statistics of ``name`` over its row groups, read once: (row groups,
+        groups with a null count, nulls, smallest min, largest max, groups with a numeric min, groups
+        with a numeric max); None without a Parquet file or when DuckDB cannot read them."""
+        if self.parquet_lit is None:
+            return None
+        if name not in self.stats:
+            try:
+                self.stats[name] = self.con.execute(
+                    f"SELECT count(*), count(stats_null_count), sum(stats_null_count), "
+                    f"min(TRY_CAST(stats_min_value AS DOUBLE)), max(TRY_CAST(stats_max_value AS DOUBLE)), "
+                    f"count(TRY_CAST(stats_min_value AS DOUBLE)), count(TRY_CAST(stats_max_value AS DOUBLE)) "
+                    f"FROM parquet_metadata({self.parquet_lit}) WHERE path_in_schema = ?", [name]).fetchone()
+            except duckdb.Error:
+                self.stats[name] = None
+        return self.stats[name]
+
+    def fetch(self, sql: str, params=None) -> dict:
+        try:
+            return self.con.execute(sql, params).fetchnumpy() if params else self.con.execute(sql).fetchnumpy()
+        except duckdb.Error as e:
+            raise _translate(e, self) from None
+
+    def info(self, rows: int) -> dict:
+        return {"path": self.path, "format": self.fmt, "rows": rows, "bytes": self.nbytes}
+
+
+def _engine_source(source, fmt, engine, backend):
+    """(source, fmt, where it came from or None): with ``backend`` ({url, table}) the Ibis table
+    there; with ``engine="spark"`` the file read by Spark; else ``source`` as it is."""
+    if backend is None and engine in (None, "duckdb"):
+        return source, fmt, None
+    from .engines import open_source
+    read = open_source(source, engine=engine, backend=backend, fmt=fmt)
+    if backend is not None:   # the URL without its secrets (perdoc.redact): it is shown and written
+        from ..redact import redact_url
+        return read, None, {"path": None, "format": "table", "table": backend.get("table"),
+                            "url": redact_url(backend.get("url"))}
+    kind = _format_of(os.fspath(source), fmt)[0]
+    return read, None, {"path": os.fspath(source), "format": kind, "bytes": os.path.getsize(source)}
+
+
+def _origin_label(origin: dict | None) -> str | None:
+    """How messages name data read by another engine: its file, or its table at the backend."""
+    if not origin:
+        return None
+    if origin.get("path"):
+        return origin["path"]
+    if not origin.get("table"):
+        return None
+    return f"table {origin['table']!r} at {origin['url']}" if origin.get("url") else \
+        f"table {origin['table']!r} at the backend"
+
+
+def _adapt(source, fmt, fields: list[str], origin: dict | None = None):
+    """(source, fmt, (exclusions, notes, origin) or None): a ``fmt`` that names an adapter of
+    :mod:`perdoc.adapters` (an evaluation framework's output) reads ``source`` through it into a
+    DataFrame, which is then loaded like any other. ``origin`` (from :func:`_engine_source`) is
+    recorded in the table's ``source``."""
+    if fmt is None or _FMT_ALIASES.get(str(fmt).lower().lstrip(".")) is not None:
+        return source, fmt, (None if origin is None else ((), [], origin))
+    try:
+        from . import adapters
+    except ImportError:
+        return source, fmt, (None if origin is None else ((), [], origin))
+    known = getattr(adapters, "is_adapter", None)
+    if not (known(str(fmt)) if known is not None else str(fmt).lower() in getattr(adapters, "FORMATS", ())):
+        return source, fmt, (None if origin is None else ((), [], origin))
+    df, exclusions, notes = adapters.read(source, str(fmt), fields=list(fields))
+    label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    return df, None, (tuple(exclusions or ()), list(notes or ()),
+                      origin or {"path": label, "format": str(fmt).lower()})
+
+
+def _adapted_table(table, adapted):
+    """The table with what an adapter excluded and noted attached, and where the data came from
+    (unchanged for a file or DataFrame read directly)."""
+    if adapted is None:
+        return table
+    exclusions, notes, origin = adapted
+    source = dict(table.source)
+    source.update({k: v for k, v in origin.items() if v is not None or k not in source})
+    if notes:
+        source["notes"] = list(source.get("notes", [])) + notes
+    return replace(table, source=source, exclusions=tuple(table.exclusions) + exclusions)
+
+
+def _remote_table(source):
+    """An Ibis table (a Spark DataFrame becomes one), or None for anything DuckDB reads itself."""
+    if isinstance(source, (str, os.PathLike, bytes)):
+        return None
+    mod = type(source).__module__ or ""
+    if mod.startswith("ibis.") or mod.startswith("pyspark."):
+        from .engines import as_ibis
+        return as_ibis(source)
+    return None
+
+
+#: What a DataFrame-like source is called in messages, by the module its type comes from.
+_FRAME_LABELS = (("pandas.", "the DataFrame"), ("polars.", "the polars DataFrame"),
+                 ("pyarrow.", "the Arrow table"), ("duckdb", "the DuckDB relation"))
+
+
+def _frame_label(source) -> str | None:
+    """How messages name a DataFrame-like ``source`` DuckDB can scan, or None for anything else."""
+    mod = type(source).__module__ or ""
+    for prefix, label in _FRAME_LABELS:
+        if mod.startswith(prefix):
+            return label
+    if hasattr(source, "__arrow_c_stream__"):
+        return "the Arrow stream"
+    return None
+
+
+@contextmanager
+def _open_source(source, fmt):
+    """Resolve ``source`` to a DuckDB relation on a fresh, memory-limited connection that reads
+    local files only (no extension is installed or loaded, so no URL is ever fetched)."""
+    with tempfile.TemporaryDirectory(prefix="perdoc-duckdb-") as tmp:
+        con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": tmp,
+                                     "preserve_insertion_order": False,
+                                     "autoinstall_known_extensions": False,
+                                     "autoload_known_extensions": False})
+        try:
+            con.execute("SET enable_progress_bar = false")
+            pd = sys.modules.get("pandas")  # a DataFrame implies pandas is already imported
+            if pd is not None and isinstance(source, pd.DataFrame):
+                yield _dataframe_source(con, source)
+            elif not isinstance(source, (str, os.PathLike, bytes)) and _frame_label(source) is not None:
+                yield _arrow_source(con, source)
+            else:
+                yield _file_source(con, source, fmt, tmp)
+        finally:
+            con.close()
+
+
+def _dataframe_source(con, df) -> _Source:
+    import pandas as pd
+    label = "the DataFrame"
+    if len(df.columns) != len(set(map(str, df.columns))):
+        dup = pd.Index(map(str, df.columns))
+        raise ColumnError(f"{label} has duplicate column names: {', '.join(sorted(set(dup[dup.duplicated()])))}")
+    df = df.rename(columns=str)
+    con.register("perdoc_input", df)
+    types = _describe(con, "perdoc_input", None)
+    return _Source(con=con, label=label, path=None, fmt="dataframe", relation="perdoc_input",
+                   columns=list(df.columns), types=types, nbytes=None)
+
+
+def _arrow_source(con, source) -> _Source:
+    """A polars DataFrame or LazyFrame, a pyarrow Table, RecordBatch, RecordBatchReader or Dataset,
+    a DuckDB relation, or anything with ``__arrow_c_stream__``: scanned by DuckDB through Arrow, in
+    memory. A one-pass stream (a RecordBatchReader, a relation of another connection) is first
+    copied into a temporary DuckDB table (it spills to the temporary folder past the memory limit),
+    since the aggregation may scan its input more than once."""
+    label = _frame_label(source)
+    mod = type(source).__module__ or ""
+    obj, stream = source, False
+    if mod.startswith("polars"):
+        if type(source).__name__ == "LazyFrame":
+            obj = source.collect()
+        obj = obj.to_arrow()
+    elif mod.startswith("duckdb"):
+        obj, stream = source.to_arrow_reader(1 << 17) if hasattr(source, "to_arrow_reader") \
+            else source.fetch_record_batch(1 << 17), True
+    elif type(source).__name__ == "RecordBatchReader" or not mod.startswith("pyarrow"):
+        stream = True
+    names = [str(c) for c in obj.schema.names] if hasattr(obj, "schema") else None
+    if names is not None and len(names) != len(set(names)):
+        dups = sorted({c for c in names if names.count(c) > 1})
+        raise ColumnError(f"{label} has duplicate column names: {', '.join(dups)}")
+    try:
+        if stream:
+            con.register("perdoc_stream", obj)
+            con.execute("CREATE TEMP TABLE perdoc_input AS SELECT * FROM perdoc_stream")
+            con.unregister("perdoc_stream")
+        else:
+            con.register("perdoc_input", obj)
+    except duckdb.Error as e:
+        raise DataFileError(f"cannot read {label}: {_short(str(e).strip().splitlines()[0], 200)}") from None
+    types = _describe(con, "perdoc_input", None)
+    return _Source(con=con, label=label, path=None, fmt="dataframe", relation="perdoc_input",
+                   columns=list(types), types=types, nbytes=None)
+
+
+def _file_source(con, source, fmt, tmp: str) -> _Source:
+    if not isinstance(source, (str, os.PathLike)):
+        raise ParameterError(f"source must be a file path or a pandas DataFrame (or a polars, pyarrow, DuckDB, "
+                             f"Ibis or Spark one), not {type(source).__name__}")
+    path = os.fspath(source)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if path == "-":
+        label = _STDIN
+        kind, gz = _format_of(label, fmt, stream=True)
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise DataFileError("cannot read standard input: this process has none")
+        disk, nbytes, gz = _spool(stream, tmp, label, kind)
+    else:
+        label = path
+        if not os.path.exists(path):
+            raise DataFileError(f"data file not found: {path}")
+        if os.path.isdir(path):
+            raise DataFileError(f"{path} is a directory, not a data file")
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as e:
+            raise DataFileError(f"cannot read {path}: {e.strerror or e}") from None
+        if stat.S_ISREG(mode):
+            kind, gz = _format_of(path, fmt)
+            disk, nbytes = path, os.path.getsize(path)
+            if nbytes == 0:
+                raise InputError(f"{path} is empty: it has no data rows")
+            _check_magic(disk, label, kind, gz)
+        else:  # a pipe (named, or /dev/fd/N from process substitution) or a device: a stream
+            kind, gz = _format_of(path, fmt, stream=True)
+            try:
+                with open(path, "rb") as fh:
+                    disk, nbytes, gz = _spool(fh, tmp, label, kind)
+            except OSError as e:
+                raise DataFileError(f"cannot read {path}: {e.strerror or e}") from None
+    lit = _sql_str(_duckdb_path(disk, tmp))
+    comp = "gzip" if gz else "none"
+    common = dict(con=con, label=label, path=path, fmt=kind, nbytes=nbytes, disk=disk, gz=gz)
+    if kind in ("csv", "tsv"):
+        header = _csv_header(disk, kind, gz, label)
+        if not header:
+            raise InputError(f"{label} is empty: it has no data rows")
+        delim = "," if kind == "csv" else "\\t"
+        inner = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header)))
+        relation = (f"read_csv({lit}, columns={{{inner}}}, auto_detect=false, header=true, "
+                    f"delim=E'{delim}', quote='\"', escape='\"', strict_mode=true, null_padding=false, "
+                    f"compression='{comp}')")
+        dups = {h for h in header if header.count(h) > 1}
+        refs = {h: f"c{i}" for i, h in enumerate(header) if h not in dups}
+        types = {h: "VARCHAR" for h in refs}
+        return _Source(relation=relation, columns=header, types=types, refs=refs, **common)
+    if kind == "parquet":
+        relation = f"read_parquet({lit})"
+        src = _Source(relation=relation, columns=[], types={}, parquet_lit=lit, **common)
+        src.types = _describe(con, relation, src)
+        src.columns = list(src.types)
+        return src
+    # JSON Lines / JSON: sniff the keys, then read the wanted keys as text (parsed in SQL)
+    jfmt = "newline_delimited" if kind == "jsonl" else "auto"
+    src = _Source(relation="", columns=[], types={}, json_read=(lit, jfmt, comp), **common)
+    sniffed = _describe(con, f"read_json({lit}, format='{jfmt}', compression='{comp}')", src)
+    if list(sniffed.items()) == [("json", "JSON")]:
+        raise DataFileError(f"cannot read {label} as {_FMT_NAMES[kind]}: its records are not all JSON objects "
+                            "with named fields; JSON Lines needs one JSON object per line")
+    src.columns = list(sniffed)
+    src.types = {k: "VARCHAR" for k in sniffed}
+    return src
+
+
+def stream_limit() -> int:
+    """The cap on a stream's bytes: PERDOC_STREAM_LIMIT (``500M``, ``8G``, bytes), else :data:`STREAM_LIMIT`."""
+    text = os.environ.get("PERDOC_STREAM_LIMIT", "").strip()
+    if not text:
+        return STREAM_LIMIT
+    m = re.fullmatch(r"([0-9]+)\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if m is None or int(m.group(1)) == 0:
+        raise ParameterError(f"PERDOC_STREAM_LIMIT must be a number of bytes, e.g. 500M or 8G (got {text!r})")
+    return int(m.group(1)) << (10 * " KMGT".index(m.group(2).upper() or " "))
+
+
+def _spool(stream, tmp: str, label: str, kind: str) -> tuple[str, int, bool]:
+    """Copy a stream into the temporary folder (deleted with it); gzip data is recognised by its
+    first bytes. Returns (file, bytes, gzip)."""
+    disk = os.path.join(tmp, f"stream-{uuid.uuid4().hex[:8]}")
+    limit = stream_limit()
+    try:
+        with open(disk, "wb") as out:
+            copied = 0
+            while block := stream.read(1 << 20):
+                copied += len(block)
+                if copied > limit:
+                    raise InputError(f"{label} is longer than {limit:,} bytes, the cap on a stream (it is copied "
+                                     "to a temporary file first): give a file, or set PERDOC_STREAM_LIMIT")
+                out.write(block)
+    except OSError as e:
+        raise DataFileError(f"cannot read {label}: {e.strerror or e}") from None
+    nbytes = os.path.getsize(disk)
+    if nbytes == 0:
+        raise InputError(f"{label} is empty: it has no data rows")
+    with open(disk, "rb") as fh:
+        gz = fh.read(3) == _GZIP_MAGIC
+    _check_magic(disk, label, kind, gz)
+    return disk, nbytes, gz
+
+
+def _duckdb_path(path: str, tmp: str) -> str:
+    """The path to hand DuckDB: absolute, so never taken for a URL (``s3:/x`` is a folder ``s3:``),
+    and without * ? [ ] { } (DuckDB expands them); else a plain-named link in the temporary folder."""
+    full = os.path.abspath(path)
+    if not re.search(r"[*?\[\]{}]", full) and "://" not in full and not re.match(r"[A-Za-z][\w+.-]+:", full):
+        return full
+    link = os.path.join(tmp, f"input-{uuid.uuid4().hex[:8]}")
+    try:
+        os.symlink(full, link)
+    except OSError:
+        raise DataFileError(f"cannot read {path}: rename it without * ? [ ] {{ }} or a leading 'name:' "
+                            "in its path") from None
+    return link
+
+
+# ---------------------------------------------------------------------- what the bytes say
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_MAGIC = (  # (first bytes, what they are, what to do)
+    (_GZIP_MAGIC, "gzip-compressed data", None),
+    (b"PAR1", "Parquet data", "name it .parquet, or pass --format parquet (fmt='parquet' in Python, "
+                              "data.format: parquet in a params file)"),
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook is one)", "export the sheet as CSV"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Excel (.xls) or other OLE2 file", "export the sheet as CSV"),
+    (b"\xfd7zXZ\x00", "xz-compressed data", "decompress it (or recompress it with gzip and name it .gz)"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "decompress it (or recompress it with gzip and name it .gz)"),
+)
+
+
+def _magic(head: bytes, disk: str | None = None):
+    """(what the first bytes show, what to do), or None for anything else (text, or unknown)."""
+    for sig, what, todo in _MAGIC:
+        if head.startswith(sig):
+            if sig == b"PAR1":  # a Parquet file also ends in PAR1 (a CSV header may start with it)
+                if disk is None or _tail(disk) != b"PAR1":
+                    return None
+            return what, todo
+    if re.match(rb"BZh[1-9]1AY&SY", head):
+        return "bzip2-compressed data", "decompress it (or recompress it with gzip and name it .gz)"
+    if len(head) >= 4 and head[:2] in (b"\xff\xfe", b"\xfe\xff") and b"\x00" in head[2:4]:
+        return "UTF-16 text", "save it as UTF-8"
+    return None
+
+
+def _tail(disk: str) -> bytes:
+    try:
+        with open(disk, "rb") as fh:
+            fh.seek(-4, os.SEEK_END)
+            return fh.read(4)
+    except OSError:
+        return b""
+
+
+def _check_magic(disk: str, label: str, kind: str, gz: bool) -> None:
+    """Refuse, saying what the file is, when its first bytes contradict the format it is read as."""
+    try:
+        with open(disk, "rb") as fh:
+            head = fh.read(16)
+    except OSError as e:
+        raise DataFileError(f"cannot read {label}: {e.strerror or e}") from None
+    name = _FMT_NAMES[kind]
+    found = _magic(head, disk)
+    if found is None:
+        return
+    what, todo = found
+    if kind == "parquet":
+        if what != "Parquet data":
+            todo = "decompress it first" if what == "gzip-compressed data" else todo
+            raise DataFileError(f"cannot read {label} as Parquet: it is {what}, not a Parquet file; {todo}")
+        return
+    if what == "gzip-compressed data":
+        if gz:
+            return
+        base = os.path.basename(label)
+        raise DataFileError(f"cannot read {label} as {name}: it is gzip-compressed data; name it {base}.gz "
+                            "(a .gz file is read as gzip) or decompress it")
+    raise DataFileError(f"cannot read {label} as {name}: it is {what}; {todo}")
+
+
+def _csv_header(path: str, kind: str, gz: bool, label: str | None = None) -> list[str]:
+    """The header record, read on its own (binary, so bad bytes further down do not matter here)."""
+    label = label or path
+    opener = gzip.open if gz else open
+    name = _FMT_NAMES[kind]
+    try:
+        with opener(path, "rb") as fh:
+            raw = fh.read(1 << 20)
+    except (OSError, EOFError) as e:
+        what = "not a valid gzip file" if isinstance(e, (gzip.BadGzipFile, EOFError)) else (e.strerror or str(e))
+        raise DataFileError(f"cannot read {label} as {name}: {what}") from None
+    if gz:
+        found = _magic(raw[:16])
+        if found is not None:
+            raise DataFileError(f"cannot read {label} as {name}: its gzip content is {found[0]}; {found[1]}")
+    raw = raw[:_record_end(raw)]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DataFileError(f"cannot read {label} as {name}: line 1 (the header) is not UTF-8 text") from None
+    if "\x00" in text:
+        raise DataFileError(f"cannot read {label} as {name}: line 1 (the header) holds NUL bytes; is it UTF-16 "
+                            "text? save it as UTF-8")
+    head = text.strip()
+    if head.startswith("{") and head.endswith("}") and '":' in head:
+        raise DataFileError(f"cannot read {label} as {name}: line 1 is a JSON object, not a header; for JSON "
+                            "Lines name it .jsonl, or pass --format jsonl (fmt='jsonl' in Python, "
+                            "data.format: jsonl in a params file)")
+    try:
+        return next(csv.reader([text], delimiter="," if kind == "csv" else "\t", quotechar='"',
+                               doublequote=True), [])
+    except csv.Error as e:
+        raise DataFileError(f"cannot read {label} as {name}: line 1 (the header): {e}") from None
+
+
+def _record_end(buf: bytes) -> int:
+    """Where the first record of ``buf`` ends: at its first line feed outside quotes (a CR before it
+    is dropped), or, in a file without line feeds (old Mac text), at its first carriage return."""
+    stops = b"\n" if b"\n" in buf else b"\r"
+    inside = False
+    for m in re.finditer(b'["' + stops + b"]", buf):
+        if m.group() == b'"':
+            inside = not inside
+        elif not inside:
+            end = m.start()
+            return end - 1 if stops == b"\n" and end and buf[end - 1:end] == b"\r" else end
+    return len(buf)
+
+
+def _line_ending_problem(path: str, gz: bool):
+    """Error path only: (line, its ending, line 1's ending) for the first line (1-based) whose
+    ending differs from line 1's, outside quoted fields; None when every line ends alike."""
+    opener = gzip.open if gz else open
+    names = {b"\r\n": "CRLF (\\r\\n, Windows)", b"\n": "LF (\\n, Unix)", b"\r": "a lone CR (\\r, old Mac)"}
+    first, line, inside = None, 1, False
+    try:
+        with opener(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                if chunk.endswith(b"\r"):  # keep a CR LF pair in one chunk
+                    chunk += fh.read(1)
+                for m in re.finditer(rb'"|\r\n?|\n', chunk):
+                    tok = m.group()
+                    if tok == b'"':
+                        inside = not inside
+                    elif not inside:
+                        if first is None:
+                            first = tok
+                        elif tok != first:
+                            return line, names[tok], names[first]
+                        line += 1
+    except (OSError, EOFError):
+        return None
+    return None
+
+
+def _describe(con, relation: str, src: _Source | None) -> dict[str, str]:
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+    except duckdb.Error as e:
+        raise _translate(e, src) from None
+    return {r[0]: r[1] for r in rows}
+
+
+# ====================================================================== helpers
+def _check_names(**names) -> None:
+    for role, name in names.items():
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"{role} must be a column name (a non-empty string), got {name!r}")
+    seen = {}
+    for role, name in names.items():
+        if name in seen:
+            raise ColumnError(f"{seen[name]} and {role} both name column '{name}'; "
+                              "each must be a different column")
+        seen[name] = role
+
+
+def _doc_expr(col: str) -> str:
+    return f"CASE WHEN trim(CAST({col} AS VARCHAR)) = '' THEN NULL ELSE CAST({col} AS VARCHAR) END"
+
+
+def _doc_expr_of(src: _Source, doc: str, col: str) -> str:
+    """:func:`_doc_expr` of ``col`` holding ``src``'s id column ``doc``: an integer column's text is
+    never blank, so it needs no blank test."""
+    return f"CAST({col} AS VARCHAR)" if src.is_integer_column(doc) else _doc_expr(col)
+
+
+_POW10 = 10 ** np.arange(20, dtype=np.uint64)  # 1, 10, ..., 10**19
+_NON_NEGATIVE = np.uint64(1 << 62)  # added to the sort key of ids >= 0: they follow every "-..." id
+
+
+def _ids_in_text_order(res: dict) -> dict:
+    """An aggregation grouped by an integer id ``g``, its rows put in the order of the ids' text (as
+    ``ORDER BY CAST(g AS VARCHAR) NULLS LAST`` would), with ``doc`` the ids as text: a unicode array
+    (an object array ending in None when some id is missing, which is refused next)."""
+    g = res.pop("g")
+    ma = sys.modules.get("numpy.ma")
+    missing = ma.getmaskarray(g) if ma is not None and ma.isMaskedArray(g) else None
+    if missing is not None and missing.any():
+        order, text = _int_text_order(np.asarray(g.data)[~missing])
+        order = np.concatenate([np.flatnonzero(~missing)[order], np.flatnonzero(missing)])
+        text = np.array(text.tolist() + [None] * int(missing.sum()), dtype=object)
+    else:
+        order, text = _int_text_order(np.asarray(g.data if missing is not None else g))
+    out = {k: v[order] for k, v in res.items()}
+    out["doc"] = text
+    return out
+
+
+def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, text) for distinct integers ``v`` (int8 ... uint64): the permutation that sorts them
+    as their decimal text sorts (character by character, as DuckDB orders VARCHAR and numpy orders
+    str), and that text in that order, as the unicode array ``v[order].astype(object).astype(str)``
+    would be (the same characters and width), built with array arithmetic."""
+    K = v.size
+    if K == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype="U1")
+    neg = v < 0
+    a = v.astype(np.uint64)
+    any_neg = bool(neg.any())
+    if any_neg:
+        a[neg] = ~a[neg] + np.uint64(1)  # |v|, also for the smallest int64
+    nd = np.searchsorted(_POW10, a, side="right")  # number of digits (0 has 1)
+    np.maximum(nd, 1, out=nd)
+    D = int(nd.max())
+    W = int((nd + neg).max())
+    if D > 17:  # no room for the packed key below (ids of 18 digits or more): sort the text
+        text = v.astype(f"U{W}")
+        order = np.argsort(text, kind="stable")
+        return order, text[order]
+    # text order = order of (the digits followed by zeros up to D digits, the number of digits):
+    # a text that is a prefix of another sorts first. "-" sorts before every digit.
+    padded = a * _POW10[D - nd]
+    key = padded * np.uint64(32) + nd.astype(np.uint64)
+    if any_neg:
+        key[~neg] += _NON_NEGATIVE
+    order = np.argsort(key)
+    padded, nd, neg = padded[order], nd[order], neg[order]
+    if D <= 9:  # below 10**9: 32-bit division, three times faster than 64-bit
+        padded = padded.astype(np.uint32)
+    ten = padded.dtype.type(10)
+    digits = np.empty((D, K), dtype=np.uint32)
+    for j in range(D - 1, -1, -1):
+        rest = padded // ten
+        digits[j] = padded - rest * ten
+        padded = rest
+    digits += (np.arange(D)[:, None] < nd[None, :]) * np.uint32(ord("0"))  # the padding zeros become NUL
+    chars = np.ascontiguousarray(digits.T)
+    if any_neg:
+        signed = np.zeros((K, D + 1), dtype=np.uint32)
+        signed[~neg, :D] = chars[~neg]
+        signed[neg, 1:] = chars[neg]
+        signed[neg, 0] = ord("-")
+        chars = np.ascontiguousarray(signed[:, :W])
+    return order, chars.view(np.dtype(f"U{W}")).reshape(K)
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------------- DuckDB errors -> one line
+def _translate(err: Exception, src: _Source | None) -> PerdocError:
+    text = str(err)
+    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    first = re.sub(r"^[A-Za-z ]*Error:\s*", "", first)
+    label = src.label if src is not None else "the data"
+    kind = _FMT_NAMES.get(src.fmt, src.fmt) if src is not None else "data"
+
+    if isinstance(err, duckdb.OutOfMemoryException) or "Out of Memory" in text:
+        return InputError(f"DuckDB ran out of memory reading {label} (memory_limit={DUCKDB_MEMORY_LIMIT}); "
+                          f"raise perdoc.io.DUCKDB_MEMORY_LIMIT or free disk space for spilling: {_short(first, 160)}")
+    m = re.search(r"CSV Error on Line: (\d+)", text)
+    if m:
+        line = m.group(1)
+        cols = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+        if cols:
+            exp, got = cols.groups()
+            return DataFileError(f"{label}: line {line} has {got} field(s) but the header has {exp}; "
+                                 "every row needs exactly one value per column")
+        body = [ln.strip() for ln in text.split("Possible")[0].splitlines()[1:] if ln.strip()]
+        detail = body[-1] if body and not body[-1].startswith("Original Line") else "malformed row"
+        if "Invalid unicode" in text:
+            detail = "not valid UTF-8 text"
+        return DataFileError(f"cannot read {label} as {kind}: line {line}: {_short(detail.strip(), 160)}")
+    if "state machine reached an invalid state" in text and src is not None and src.disk is not None:
+        where = _line_ending_problem(src.disk, src.gz)
+        if where is not None:
+            line, ending, first_ending = where
+            return DataFileError(f"cannot read {label} as {kind}: mixed line endings: line {line} ends in {ending} "
+                                 f"but line 1 ends in {first_ending}; use one kind of line ending throughout "
+                                 "(e.g. convert the file with dos2unix)")
+        return DataFileError(f"cannot read {label} as {kind}: it breaks the CSV rules (RFC 4180) perdoc reads by; "
+                             "check its quotes and line endings")
+    if "Invalid unicode" in text:
+        return DataFileError(f"cannot read {label} as {kind}: it is not valid UTF-8 text")
+    if "No magic bytes" in text or "not a parquet file" in text.lower():
+        return DataFileError(f"cannot read {label} as Parquet: the file is truncated or not a Parquet file "
+                             "(no valid Parquet footer)")
+    if "Malformed JSON" in text and src is not None and src.disk is not None:
+        where = _first_bad_json_line(src.disk, src.gz)
+        if where is not None:
+            line, why = where
+            return DataFileError(f"{label}: line {line} is not valid JSON ({why}); "
+                                 "JSON Lines needs one JSON object per line")
+        return DataFileError(f"cannot read {label} as {kind}: invalid JSON")
+    if isinstance(err, duckdb.IOException):
+        return DataFileError(f"cannot read {label}: {_short(first, 200)}")
+    return DataFileError(f"cannot read {label} as {kind}: {_short(first, 200)}")
+
+
+def _first_bad_json_line(path: str, gz: bool | None = None):
+    """Error path only: the first line of a JSON Lines file that does not parse (1-based), or None."""
+    def _no_constants(token):
+        raise ValueError(f"{token} is not valid JSON")
+
+    if gz is None:
+        gz = path.lower().endswith(".gz")
+    opener = gzip.open if gz else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="strict") as fh:
+            first_char = None
+            for number, line in enumerate(fh, start=1):
+                stripped = line.strip()
+                if not stripped:
+                    continue
+                if first_char is None:
+                    first_char = stripped[0]
+                    if first_char == "[":   # a JSON array document, not JSON Lines
+                        return None
+                try:
+                    json.loads(stripped, parse_constant=_no_constants)
+                except ValueError as e:
+                    reason = getattr(e, "msg", None) or str(e)
+                    if getattr(e, "colno", None):
+                        reason += f" at column {e.colno}"
+                    return number, reason
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+    return None

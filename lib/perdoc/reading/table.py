@@ -1,0 +1,263 @@
+"""The per-document table: one row per sampled document.
+
+Every estimator in perdoc works on three arrays over the K sampled documents (methods.md):
+
+* ``n[d]``: number of measurements (chunks or queries) of document d, ``n_d > 0``;
+* ``s[d]``: sum of their scores, ``s_d``;
+* ``q[d]``: sum of their squared scores, ``q_d`` (``q_d = s_d`` for a 0/1 metric).
+
+``q`` is optional: only the diagnostics (ICC, design effect) and the Wald baselines need it.
+When it is absent and every score sum is consistent with a 0/1 metric (``0 <= s_d <= n_d``),
+perdoc assumes a binary metric (``q = s``) and says so in :attr:`DocTable.notes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["DocTable", "Exclusion", "MAX_COUNT"]
+
+#: The largest count (and total count N) a table may hold: 2**53, above which doubles skip integers.
+MAX_COUNT = 2 ** 53
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """Rows left out of the analysis, with the reason. Never silent: reports list these."""
+
+    rows: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class DocTable:
+    """Per-document sums (doc id, n_d, s_d, q_d), sorted by document id.
+
+    Build it with :func:`perdoc.load_chunks`, :func:`perdoc.load_docs` or :meth:`from_arrays`.
+    """
+
+    doc: np.ndarray
+    n: np.ndarray
+    s: np.ndarray
+    q: np.ndarray | None = None
+    q_assumed_binary: bool = False
+    source: dict = field(default_factory=dict)
+    exclusions: tuple[Exclusion, ...] = ()
+    attrs: dict = field(default_factory=dict)  # document-level columns, e.g. stratum, chunks_in_doc
+    #: A power of two the stored sums carry: ``s`` holds ``scale * sum(score)`` and ``q`` holds
+    #: ``scale**2 * sum(score**2)``. It is 1 except for scores so large (or so small) that their
+    #: squares leave the double range; the loader then stores rescaled sums, and the estimators
+    #: divide the scale back out (exactly, being a power of two).
+    scale: float = 1.0
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_arrays(cls, n, s, q=None, doc=None, *, source: dict | None = None,
+                    exclusions: tuple[Exclusion, ...] = (), attrs: dict | None = None,
+                    scale: float = 1.0, assume_binary: bool = True) -> "DocTable":
+        """Validate per-document arrays and build the table (rows kept in the given order).
+
+        ``scale`` is the power of two ``s`` and ``q`` already carry (see :attr:`scale`). Counts must
+        be whole numbers no larger than 2**53, as must their total N. Without ``q``, a table whose
+        sums all lie in [0, n] is taken as a 0/1 metric (``q = s``) unless ``assume_binary=False``
+        (the metric is known not to be 0/1) or the sums are rescaled.
+        """
+        scale = _check_scale(scale)
+        n = _as_float_array(n, "n")
+        s = _as_float_array(s, "s")
+        if n.shape != s.shape:
+            raise InputError(f"columns n and s must have the same length (got {n.size} and {s.size})")
+        K = n.size
+        if doc is None:
+            doc = np.arange(1, K + 1).astype(str)
+        doc = np.asarray(doc)
+        if doc.shape != n.shape:
+            raise InputError(f"column doc must have one id per document (got {doc.size} ids for {K} documents)")
+        text = _text_values(doc)  # the ids as a list when they are all text (as the loaders give them)
+        missing = 0 if text is not None else _missing_ids(doc)
+        if missing:
+            raise InputError(f"column doc: {missing} document id(s) are missing; every row needs a document id")
+        # text ids convert faster when numpy is told their width (the same dtype astype(str) finds)
+        doc = doc.astype(f"<U{max(1, max(map(len, text)))}") if text else doc.astype(str)
+        if K == 0:
+            raise InputError("the data have no rows: need at least 2 documents")
+        if not np.isfinite(n).all():
+            raise InputError("column n: counts must be finite numbers")
+        if (n <= 0).any():
+            bad = int((n <= 0).sum())
+            raise InputError(f"column n: {bad} document(s) have n <= 0; every document needs at least one measurement")
+        frac = n != np.round(n)
+        if frac.any():
+            raise InputError(f"column n: {int(frac.sum())} document(s) have a non-integer count (e.g. {n[frac][0]:g}); "
+                             "n must be the whole number of chunks or queries")
+        huge = n > MAX_COUNT
+        if huge.any():
+            raise InputError(f"column n: {int(huge.sum())} document(s) have a count above 2**53 = {MAX_COUNT:d} "
+                             f"(e.g. {n[huge][0]:g}); counts must be whole numbers no larger than that")
+        if n.sum() > MAX_COUNT:
+            raise InputError(f"column n: the counts add up to N = {n.sum():g}, more than 2**53 = {MAX_COUNT:d}; "
+                             "the total number of measurements must stay below that")
+        if not np.isfinite(s).all():
+            bad = int((~np.isfinite(s)).sum())
+            raise InputError(f"column s: {bad} document(s) have a NaN or infinite score sum")
+        # ids in strictly increasing order (as the loaders give them) are distinct: no sort needed
+        if K > 1 and not bool(np.all(doc[1:] > doc[:-1])):
+            uniq, counts = np.unique(doc, return_counts=True)
+            if (counts > 1).any():
+                dup = str(uniq[counts > 1][0])
+                raise InputError(f"column doc: document id {dup!r} appears {int(counts[counts > 1][0])} times; "
+                                 "an aggregated table needs one row per document")
+        if K < 2:
+            raise InputError(f"the data have {K} document; need at least 2 documents to estimate a variance")
+        q_assumed = False
+        if q is None:
+            if assume_binary and scale == 1.0 and np.all((s >= 0) & (s <= n)):
+                q = s.copy()
+                q_assumed = True
+        else:
+            q = _as_float_array(q, "q")
+            if q.shape != n.shape:
+                raise InputError(f"column q must have one value per document (got {q.size} for {K})")
+            if not np.isfinite(q).all():
+                raise InputError("column q: sums of squared scores must be finite")
+            # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding; where s^2 overflows, the
+            # same test on square roots (sqrt(q) >= |s| / sqrt(n)), which cannot
+            with np.errstate(over="ignore", invalid="ignore"):
+                bound = s * s / n
+                slack = 1e-9 * np.maximum(np.abs(q), bound) + 1e-12
+                short = q < bound - slack
+                wide = ~np.isfinite(bound)
+                if wide.any():
+                    short[wide] = (np.sqrt(np.maximum(q[wide], 0.0)) * (1 + 1e-9)
+                                   < np.abs(s[wide]) / np.sqrt(n[wide]))
+            if short.any():
+                raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
+                                 "q must be the sum of the squared scores")
+        attrs = {k: np.asarray(v) for k, v in (attrs or {}).items()}
+        for k, v in attrs.items():
+            if v.shape != n.shape:
+                raise InputError(f"document attribute {k!r} must have one value per document")
+        return cls(doc=doc, n=n, s=s, q=q, q_assumed_binary=q_assumed,
+                   source=dict(source or {}), exclusions=tuple(exclusions), attrs=attrs, scale=scale)
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def K(self) -> int:
+        """Number of sampled documents."""
+        return int(self.n.size)
+
+    @property
+    def N(self) -> float:
+        """Total number of measurements, sum n_d."""
+        return float(self.n.sum())
+
+    @property
+    def rate(self) -> np.ndarray:
+        """Per-document rates r_d = s_d / n_d (true values: the :attr:`scale` divided out)."""
+        if self.scale == 1.0:
+            return self.s / self.n
+        return self.s / self.scale / self.n
+
+    @property
+    def binary(self) -> bool:
+        """Whether every score is 0 or 1 (as the loader saw the rows; else inferred from the sums)."""
+        if "binary" in self.source:
+            return bool(self.source["binary"])
+        if self.q is None:
+            return False
+        return bool(np.all(self.q == self.s) and np.all((self.s >= 0) & (self.s <= self.n))
+                    and np.all(self.s == np.round(self.s)))
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        out = []
+        if self.q_assumed_binary:
+            out.append("q (sum of squared scores) not given: scores assumed binary, q = s")
+        elif self.q is None:
+            out.append("q (sum of squared scores) not given and scores are not binary: "
+                       "ICC, design effect and Wald baselines are not available")
+        return tuple(out)
+
+    def to_frame(self):
+        """The table as a pandas DataFrame with columns doc, n, s, q, rate and the attributes.
+
+        Values are true sums: ``s / scale`` and ``q / scale**2`` (see :attr:`scale`). For scores
+        near the top of the double range the true ``q`` overflows to ``inf`` (and for scores near its
+        bottom it may underflow to 0); it is given as it comes out.
+        """
+        import pandas as pd
+        if self.scale == 1.0:
+            s, q = self.s, self.q
+        else:
+            with np.errstate(over="ignore", under="ignore"):
+                s = self.s / self.scale
+                q = None if self.q is None else self.q / self.scale / self.scale
+        df = pd.DataFrame({"doc": self.doc, "n": self.n, "s": s})
+        if q is not None:
+            df["q"] = q
+        df["rate"] = self.rate
+        for k, v in self.attrs.items():
+            df[k] = v
+        return df
+
+    def write(self, path, *, doc_name: str = "doc") -> None:
+        """Write the table for audit: ``.csv`` or ``.parquet`` by the file's extension (see
+        :func:`perdoc.export.write_table`: true values, formula-like text cells neutralised in CSV)."""
+        from .export import write_table
+        write_table(self, path, doc_name=doc_name)
+
+    def take(self, index) -> "DocTable":
+        """A new table with the documents at ``index`` (used by resampling and subsetting)."""
+        index = np.asarray(index)
+        return DocTable(doc=self.doc[index], n=self.n[index], s=self.s[index],
+                        q=None if self.q is None else self.q[index],
+                        q_assumed_binary=self.q_assumed_binary, source=self.source,
+                        exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()},
+                        scale=self.scale)
+
+
+def _check_scale(scale) -> float:
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        raise InputError(f"scale must be a power of two, got {scale!r}") from None
+    if not (np.isfinite(scale) and scale > 0 and np.frexp(scale)[0] == 0.5):
+        raise InputError(f"scale must be a positive power of two, got {scale!r}")
+    return scale
+
+
+def _text_values(doc: np.ndarray) -> list | None:
+    """The ids of a one-dimensional object array as a list when every one is text (none missing),
+    else None. Joining them checks that at C speed."""
+    if doc.dtype.kind != "O" or doc.ndim != 1:
+        return None
+    values = doc.tolist()
+    try:
+        "".join(values)
+    except TypeError:  # some id is not text (None, a number, ...)
+        return None
+    return values
+
+
+def _missing_ids(doc: np.ndarray) -> int:
+    """How many ids are missing (None, or NaN in a float or object array)."""
+    if doc.dtype.kind == "f":
+        return int(np.isnan(doc).sum())
+    if doc.dtype.kind == "O":
+        return int(np.count_nonzero(doc == None)) + int(sum(  # noqa: E711 (elementwise)
+            1 for v in doc if isinstance(v, float) and v != v))
+    return 0
+
+
+def _as_float_array(x, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"column {name}: values must be numeric") from None
+    if arr.ndim != 1:
+        raise InputError(f"column {name}: expected one value per document")
+    return arr

@@ -1,0 +1,693 @@
+"""Charts for reports: pure functions that build Altair charts from a table and its estimates.
+
+Every builder returns a :class:`Chart` (the Altair chart, its title and a one-line caption) and
+never displays or saves anything. :func:`to_svg` renders a chart to a static SVG string with
+vl-convert: no JavaScript, no network, and the same string for the same chart on every call.
+
+Charts never hand Altair more than :data:`MAX_ROWS` rows per dataset (Altair refuses more than
+5,000): distributions are binned in pandas first, and above :data:`MAX_POINTS` documents the
+rate-against-size scatter shows binned cells instead of one point per document.
+
+A chart with nothing to show (every bootstrap replicate equal, no finite half-width, no method with
+an interval in any simulated sample) is not drawn: :func:`bootstrap_empty`, :func:`planning_empty`
+and :func:`coverage_empty` give the sentence a report shows instead (``None`` when there is
+something to draw).
+
+Text that comes from the data (document ids) is passed to Vega as data, never spliced into markup;
+Vega's SVG renderer escapes it, so an id such as ``<script>`` cannot become an element.
+
+Charts follow the report's language (:mod:`perdoc.i18n`): titles, axis titles, legends and captions
+through ``L(en, es)``, numbers in captions and marks through :func:`perdoc.i18n.num`, and axis ticks
+through Vega's number locale (:data:`FORMAT_LOCALES`, handed to vl-convert by :func:`to_svg`).
+Counts (documents, replicates) get whole-number ticks; one format per quantity (:data:`FORMATS`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .i18n import L, THIN, get_language, integer, interval, num, pct
+from ..methods.results import Estimates, Interval
+from ..reading.table import DocTable
+
+__all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
+           "bootstrap_distribution", "paired_differences", "planning_curve", "coverage_chart", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS",
+           "bootstrap_empty", "planning_empty", "coverage_empty", "baseline_text", "short_label", "FORMATS",
+           "FORMAT_LOCALES"]
+
+WIDTH = 560            # plot width in pixels, every chart
+MAX_ROWS = 5000        # never pass more rows than this to Altair (its MaxRowsError limit)
+MAX_POINTS = 2000      # above this many documents the scatter is binned
+LABEL_CHARS = 28       # document ids longer than this are shortened in labels
+
+ROLE_ORDER = ["primary", "alternative", "baseline"]
+ROLE_COLOURS = ["#1f4e79", "#7a8ca3", "#d1495b"]   # baseline: warning red
+BASELINE_TEXT = "baseline: chunks as cases"   # the iid Wald's note (English); see baseline_text
+#: One number format per quantity (estimates and interval ends, widths, coverage, df).
+FORMATS = {"estimate": ".4f", "interval": ".4f", "width": ".4f", "coverage": ".3f", "df": ".2f"}
+#: Vega's number locale per report language: Spanish has a decimal comma and a narrow no-break
+#: space between thousands (as :mod:`perdoc.i18n`).
+FORMAT_LOCALES = {"en": {"decimal": ".", "thousands": ",", "grouping": [3], "currency": ["$", ""]},
+                  "es": {"decimal": ",", "thousands": THIN, "grouping": [3], "currency": ["", "\u00a0€"]}}
+_COUNT_AXIS = dict(format="d", tickMinStep=1)   # whole-number ticks for counts
+
+_FONT = "sans-serif"
+_PLAIN = dict(font=_FONT, background="white")
+
+
+@dataclass(frozen=True, eq=False)
+class Chart:
+    """A built chart: the Altair object plus the title and one-line caption for the report."""
+
+    chart: alt.TopLevelMixin
+    title: str
+    caption: str
+
+    def to_svg(self) -> str:
+        return to_svg(self)
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _plain(chart):
+    """Fixed, plain look applied to the top-level chart (no global theme is touched)."""
+    return (chart.configure(**_PLAIN)
+            .configure_view(stroke="#dddddd")
+            .configure_axis(labelFontSize=11, titleFontSize=12, gridColor="#eeeeee",
+                            domainColor="#888888", tickColor="#888888")
+            .configure_title(fontSize=15, anchor="start", subtitleFontSize=11, subtitleColor="#555555")
+            .configure_legend(labelFontSize=11, titleFontSize=11))
+
+
+def _data(df: pd.DataFrame) -> pd.DataFrame:
+    if len(df) > MAX_ROWS:  # guarded by construction; kept as a hard stop
+        raise AssertionError(f"internal: {len(df)} rows would be passed to Altair (limit {MAX_ROWS})")
+    return df.reset_index(drop=True)
+
+
+def _num(x: float, digits: int = 3) -> str:
+    if x is None or not math.isfinite(float(x)):
+        return L("n/a", "n. d.")
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return integer(x)
+    return num(x, f".{digits}f")
+
+
+def _unit(unit: str) -> str:
+    """The measured unit in the report's language (``chunks`` -> ``fragmentos``)."""
+    return {"chunks": L("chunks", "fragmentos"), "queries": L("queries", "consultas"),
+            "measurements": L("measurements", "mediciones")}.get(unit, unit)
+
+
+def baseline_text(iv) -> str | None:
+    """The warning written under a contrast baseline's bar: what the baseline treats as cases."""
+    if iv.role != "baseline":
+        return None
+    if iv.method == "wald_iid":
+        return L("baseline: chunks as cases", "referencia: fragmentos como casos")
+    if iv.method == "wald_eff_n":
+        return L("baseline: N/DEFF as cases", "referencia: N/DEFF como casos")
+    return L("baseline: every measurement as a case", "referencia: cada medición como un caso")
+
+
+_SHORT = {
+    "cr1": ("CR1, t", "CR1, t"),
+    "cr2": ("CR2, Bell-McCaffrey", "CR2, Bell-McCaffrey"),
+    "cr2_ik": ("CR2, Imbens-Kolesar", "CR2, Imbens-Kolesar"),
+    "cr3": ("CR3 (jackknife), t", "CR3 (jackknife), t"),
+    "jackknife_bc": ("jackknife bias-corrected", "jackknife corregido por sesgo"),
+    "korn_graubard": ("Korn-Graubard (beta)", "Korn-Graubard (beta)"),
+    "logit": ("logit, effective n", "logit, n efectivo"),
+    "wilson": ("Wilson, effective n", "Wilson, n efectivo"),
+    "logit_cr2": ("logit CR2, Bell-McCaffrey", "CR2 logit, Bell-McCaffrey"),
+    "atanh_cr2": ("atanh CR2, Bell-McCaffrey", "CR2 atanh, Bell-McCaffrey"),
+    "bootstrap_t": ("bootstrap-t by document", "bootstrap-t por documento"),
+    "percentile": ("percentile bootstrap", "bootstrap de percentiles"),
+    "wild": ("wild cluster bootstrap", "bootstrap salvaje"),
+    "bootstrap_t_logit": ("logit bootstrap-t by document", "bootstrap-t logit por documento"),
+    "calibrated": ("bootstrap-calibrated", "calibrado por bootstrap"),
+    "wald_iid": ("Wald iid (chunks as cases)", "Wald iid (fragmentos como casos)"),
+    "wald_eff_n": ("Wald, effective n = N/DEFF", "Wald, n efectivo = N/DEFF"),
+    "t": ("t on document rates", "t sobre tasas por documento"),
+    "design": ("design-based, t", "según el diseño, t"),
+    "frame_ratio": ("frame, ratio model", "marco, modelo de razón"),
+    "frame_loglinear": ("frame, rate linear in log size", "marco, tasa lineal en log del tamaño"),
+    "logit_frame_ratio": ("logit frame, ratio model", "marco logit, modelo de razón"),
+    "logit_frame_loglinear": ("logit frame, rate linear in log size", "marco logit, tasa lineal en log del tamaño"),
+    "frame_rank": ("frame, rate linear in size rank", "marco, tasa lineal en el rango del tamaño"),
+    "logit_frame_rank": ("logit frame, rate linear in size rank", "marco logit, tasa lineal en el rango del tamaño"),
+    "greg": ("frame GREG, design-based", "marco GREG, según el diseño"),
+    "logit_greg": ("logit frame GREG, design-based", "marco GREG logit, según el diseño"),
+    "logit_design": ("design-based, logit t", "según el diseño, t logit"),
+}
+
+
+def short_label(iv) -> str:
+    """A short name of an interval method for a chart's axis, with its degrees of freedom."""
+    en, es = _SHORT.get(iv.method, (iv.label, iv.label))
+    label = L(en, es)
+    if iv.df is not None and math.isfinite(iv.df):
+        label = f"{label} ({L('df', 'gl')} {num(iv.df, FORMATS['df'])})"
+    return label
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _half_holders(n: np.ndarray) -> int:
+    """Smallest number of documents whose measurements add up to at least half of N."""
+    cum = np.cumsum(np.sort(n)[::-1])
+    return int(np.searchsorted(cum, cum[-1] / 2.0) + 1)
+
+
+def _size_bins(n: np.ndarray, max_bins: int = 30) -> np.ndarray:
+    """Integer bin edges, evenly spaced on a log scale, covering [min n, max n]."""
+    lo, hi = float(n.min()), float(n.max())
+    lo_e = max(math.floor(lo), 1) if lo >= 1 else lo
+    hi_e = math.floor(hi) + 1 if hi >= 1 else hi * 1.01
+    edges = np.geomspace(lo_e, hi_e, max_bins + 1)
+    if lo >= 1:
+        edges = np.unique(np.round(edges))
+    if edges.size < 2:
+        edges = np.array([lo_e, hi_e])
+    return edges
+
+
+# ---------------------------------------------------------------------------------- charts
+def size_distribution(table: DocTable, *, unit: str = "chunks") -> Chart:
+    """Histogram of n_d (measurements per document) on log-spaced bins and a log x axis."""
+    n = np.asarray(table.n, dtype=float)
+    K, N = table.K, table.N
+    edges = _size_bins(n)
+    counts, _ = np.histogram(n, bins=edges)
+    df = _data(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "documents": counts,
+                             "share": counts / K}))
+    df = df[df["documents"] > 0]
+    k_half = _half_holders(n)
+    u = _unit(unit)
+    title = L(f"How many {unit} each document holds", f"Cuántos {u} tiene cada documento")
+    chart = alt.Chart(df).mark_rect(color="#1f4e79", stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("lo:Q", scale=alt.Scale(type="log", domain=[float(edges[0]), float(edges[-1])], nice=False),
+                title=L(f"{unit.capitalize()} per document, n_d (log scale)",
+                        f"{u.capitalize()} por documento, n_d (escala logarítmica)")),
+        x2="hi:Q",
+        y=alt.Y("documents:Q", title=L("Documents", "Documentos"), axis=alt.Axis(**_COUNT_AXIS)),
+        tooltip=[alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="below"),
+                 alt.Tooltip("documents:Q", title="documents")],
+    ).properties(width=WIDTH, height=240, title=title)
+    med = float(np.median(n))
+    caption = L(f"K = {integer(K)} documents, N = {_num(N)} {unit}; n_d from {_num(n.min())} to {_num(n.max())} "
+                f"(median {_num(med, 1)}); the {integer(k_half)} largest documents "
+                f"({pct(k_half / K)} of K) hold half of the {unit}.",
+                f"K = {integer(K)} documentos, N = {_num(N)} {u}; n_d de {_num(n.min())} a {_num(n.max())} "
+                f"(mediana {_num(med, 1)}); los {integer(k_half)} documentos más grandes "
+                f"({pct(k_half / K)} de K) tienen la mitad de los {u}.")
+    return Chart(_plain(chart), title, caption)
+
+
+def rate_vs_size(table: DocTable, estimates: Estimates, *, unit: str = "chunks",
+                 label_largest: int = 3) -> Chart:
+    """Per-document rate r_d against n_d (log x), with the micro and macro estimates as rules.
+
+    Up to :data:`MAX_POINTS` documents each get a point and the ``label_largest`` largest are
+    labelled with their id; above that, documents are binned (log n_d by rate) and the circle
+    area shows how many documents fall in each cell.
+    """
+    n = np.asarray(table.n, dtype=float)
+    r = np.asarray(table.rate, dtype=float)
+    K = table.K
+    u = _unit(unit)
+    x_title = L(f"{unit.capitalize()} per document, n_d (log scale)",
+                f"{u.capitalize()} por documento, n_d (escala logarítmica)")
+    y_title = L("Document rate, r_d = s_d / n_d", "Tasa del documento, r_d = s_d / n_d")
+    x_scale = alt.Scale(type="log", domain=[float(n.min()) / 1.15, float(n.max()) * 1.15], nice=False)
+
+    if K <= MAX_POINTS:
+        pts = _data(pd.DataFrame({"doc": table.doc.astype(str), "n": n, "rate": r}))
+        points = alt.Chart(pts).mark_circle(size=36, opacity=0.75 if K <= 200 else 0.45,
+                                            color="#1f4e79").encode(
+            x=alt.X("n:Q", scale=x_scale, title=x_title),
+            y=alt.Y("rate:Q", title=y_title),
+            tooltip=[alt.Tooltip("doc:N", title="document"), alt.Tooltip("n:Q", title="n_d"),
+                     alt.Tooltip("rate:Q", title="r_d", format=".3f")],
+        )
+        how = L(f"each point is one of the K = {integer(K)} documents",
+                f"cada punto es uno de los K = {integer(K)} documentos")
+    else:
+        x_edges = np.geomspace(n.min(), n.max() * (1 + 1e-9) if n.max() > n.min() else n.min() + 1, 31)
+        r_lo, r_hi = float(r.min()), float(r.max())
+        r_edges = np.linspace(r_lo, r_hi if r_hi > r_lo else r_lo + 1, 26)
+        xi = np.clip(np.searchsorted(x_edges, n, side="right") - 1, 0, x_edges.size - 2)
+        ri = np.clip(np.searchsorted(r_edges, r, side="right") - 1, 0, r_edges.size - 2)
+        cells = (pd.DataFrame({"xi": xi, "ri": ri, "n": n, "rate": r})
+                 .groupby(["xi", "ri"], sort=True)
+                 .agg(n=("n", "mean"), rate=("rate", "mean"), documents=("n", "size"))
+                 .reset_index())
+        cells = _data(cells)
+        points = alt.Chart(cells).mark_circle(opacity=0.6, color="#1f4e79").encode(
+            x=alt.X("n:Q", scale=x_scale, title=x_title),
+            y=alt.Y("rate:Q", title=y_title),
+            size=alt.Size("documents:Q", title=L("Documents", "Documentos"),
+                          scale=alt.Scale(range=[9, 400], zero=False), legend=alt.Legend(format="d")),
+            tooltip=[alt.Tooltip("documents:Q"), alt.Tooltip("n:Q", title="mean n_d", format=".1f"),
+                     alt.Tooltip("rate:Q", title="mean r_d", format=".3f")],
+        )
+        how = L(f"K = {integer(K)} documents binned by size and rate (mean position per cell; "
+                "circle area = number of documents)",
+                f"K = {integer(K)} documentos agrupados por tamaño y tasa (posición media por celda; "
+                "área del círculo = número de documentos)")
+
+    R, rbar = estimates.micro_estimate, estimates.macro_estimate
+    # the higher line is labelled above itself, the lower one below, so labels never cross a line
+    micro_high = R >= rbar
+    rules_df = _data(pd.DataFrame({
+        "estimand": ["micro", "macro"],
+        "value": [R, rbar],
+        "text": [L(f"micro R = {num(R, FORMATS['estimate'])}", f"micro R = {num(R, FORMATS['estimate'])}"),
+                 L(f"macro mean = {num(rbar, FORMATS['estimate'])}",
+                   f"media macro = {num(rbar, FORMATS['estimate'])}")],
+        "pos": ["above" if micro_high else "below", "below" if micro_high else "above"],
+    }))
+    colour = alt.Color("estimand:N", legend=None,
+                       scale=alt.Scale(domain=["micro", "macro"], range=["#d1495b", "#2e933c"]))
+    base = alt.Chart(rules_df)
+    rules = base.mark_rule(strokeWidth=1.5, strokeDash=[6, 3]).encode(y="value:Q", color=colour)
+    above = base.transform_filter(alt.datum.pos == "above").mark_text(
+        align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold").encode(
+        x=alt.value(4), y="value:Q", text="text:N", color=colour)
+    below = base.transform_filter(alt.datum.pos == "below").mark_text(
+        align="left", baseline="top", dy=3, fontSize=11, fontWeight="bold").encode(
+        x=alt.value(4), y="value:Q", text="text:N", color=colour)
+    layers = [points, rules, above, below]
+
+    labelled = ""
+    if K <= MAX_POINTS and label_largest > 0:
+        top = np.argsort(-n, kind="stable")[: min(label_largest, K)]
+        lab = _data(pd.DataFrame({"doc": [_short(d, LABEL_CHARS) for d in table.doc[top].astype(str)],
+                                  "n": n[top], "rate": r[top]}))
+        layers.append(alt.Chart(lab).mark_text(align="right", dx=-7, dy=-7, fontSize=10,
+                                               color="#333333").encode(
+            x=alt.X("n:Q", scale=x_scale), y="rate:Q", text="doc:N"))
+        labelled = L(f"; the {top.size} largest documents are labelled",
+                     f"; se rotulan los {top.size} documentos más grandes")
+
+    title = L("Document rate against document size", "Tasa de cada documento frente a su tamaño")
+    chart = alt.layer(*layers).properties(width=WIDTH, height=320, title=title)
+    e4 = FORMATS["estimate"]
+    caption = L(f"{how[:1].upper() + how[1:]}; dashed lines: micro R = {num(R, e4)} (weights documents by n_d) and "
+                f"macro r\u0304 = {num(rbar, e4)} (every document counts once){labelled}.",
+                f"{how[:1].upper() + how[1:]}; líneas discontinuas: media micro R = {num(R, e4)} (pondera cada "
+                f"documento por n_d) y media macro r\u0304 = {num(rbar, e4)} (cada documento cuenta una vez)"
+                f"{labelled}.")
+    return Chart(_plain(chart), title, caption)
+
+
+def _interval_rows(estimates: Estimates) -> pd.DataFrame:
+    from .notebook import library_text
+    rows = []
+    for i, iv in enumerate(estimates.intervals):
+        reason = library_text(iv.reason) if iv.reason else L("not available", "no disponible")
+        rows.append({
+            "order": i, "estimand": iv.estimand, "method": iv.method, "label": short_label(iv),
+            "role": iv.role, "estimate": float(iv.estimate),
+            "low": None if iv.ci is None else float(iv.ci.low),
+            "high": None if iv.ci is None else float(iv.ci.high),
+            "available": iv.ci is not None,
+            "reason": None if iv.ci is not None else _short(L("no interval: ", "sin intervalo: ") + reason, 100),
+            "baseline_note": baseline_text(iv),
+        })
+    return pd.DataFrame(rows)
+
+
+ROLE_NAMES = {"primary": ("primary", "principal"), "alternative": ("alternative", "alternativa"),
+              "baseline": ("baseline", "referencia")}
+LABEL_PX = 290         # room for the method names of the interval chart (never cut: see short_label)
+
+
+def interval_comparison(estimates: Estimates) -> Chart:
+    """Every interval method side by side, one panel per estimand.
+
+    Points are the estimates, bars the [low, high] intervals, coloured by role; baselines are red
+    and labelled with what they treat as cases (:func:`baseline_text`: the iid Wald "chunks as
+    cases", the effective-n Wald "N/DEFF as cases"); a method without an interval shows its reason.
+    """
+    from .notebook import fpc_heuristic
+    df = _interval_rows(estimates)
+    finite = pd.concat([df["estimate"], df["low"].dropna(), df["high"].dropna()]).astype(float)
+    finite = finite[np.isfinite(finite)]
+    lo, hi = float(finite.min()), float(finite.max())
+    pad = 0.06 * (hi - lo) if hi > lo else max(abs(lo) * 0.1, 0.05)
+    domain = [lo - pad, hi + pad]
+    width = WIDTH - 100
+    # notes (baseline warning, reason for a missing interval) sit just under their row, starting
+    # at the bar's low end, or at the panel's left edge when the text would run past the right edge
+    df["note"] = df["baseline_note"]
+    df.loc[~df["available"], "note"] = df.loc[~df["available"], "reason"]
+    df["has_note"] = df["note"].notna()
+    start = df["low"].where(df["available"], domain[0]).astype(float)
+    px = (start - domain[0]) / (domain[1] - domain[0]) * width
+    chars = df["note"].fillna("").str.len()
+    df["anchor"] = np.where(px + 5.5 * chars + 4 > width, domain[0], start)
+    roles = [L(*ROLE_NAMES[r]) for r in ROLE_ORDER]
+    df["role_name"] = [L(*ROLE_NAMES.get(r, (r, r))) for r in df["role"]]
+    level = pct(estimates.level, 0)
+    x_title = L(f"Estimate and {level} interval (scale of the score)",
+                f"Estimación e intervalo de confianza al {level} (escala de la puntuación)")
+
+    x = alt.X("estimate:Q", title=x_title, scale=alt.Scale(domain=domain, zero=False, nice=False))
+    colour = alt.Color("role_name:N", title=L("Role", "Papel"), scale=alt.Scale(domain=roles, range=ROLE_COLOURS),
+                       legend=alt.Legend(labelLimit=0))
+    titles = {"micro": L("Micro mean R (ratio of sums: weights documents by n_d)",
+                         "Media micro R (razón de sumas: pondera cada documento por n_d)"),
+              "macro": L("Macro mean (mean of document rates)", "Media macro (media de las tasas por documento)")}
+    panels = []
+    for estimand in ("micro", "macro"):
+        sub = _data(df[df["estimand"] == estimand])
+        if sub.empty:
+            continue
+        y = alt.Y("label:N", title=None, sort=alt.EncodingSortField("order", op="min"),
+                  axis=alt.Axis(labelLimit=0, minExtent=LABEL_PX, maxExtent=LABEL_PX))
+        base = alt.Chart(sub).encode(y=y)
+        bars = base.transform_filter(alt.datum.available).mark_rule(strokeWidth=3).encode(
+            x=alt.X("low:Q", scale=alt.Scale(domain=domain, zero=False, nice=False), title=x_title),
+            x2="high:Q", color=colour)
+        points = base.mark_point(filled=True, size=60).encode(x=x, color=colour)
+        notes = base.transform_filter(alt.datum.has_note).mark_text(
+            align="left", baseline="top", dx=2, dy=6, fontSize=10, fontStyle="italic").encode(
+            x=alt.X("anchor:Q", scale=alt.Scale(domain=domain, zero=False, nice=False)),
+            text="note:N", color=colour)
+        panels.append(alt.layer(bars, points, notes).properties(
+            width=width, height=alt.Step(32), title=alt.TitleParams(titles[estimand], fontSize=12)))
+    title = L(f"{level} intervals by method", f"Intervalos de confianza al {level} por método")
+    chart = alt.vconcat(*panels, spacing=18).resolve_scale(color="shared", x="shared").properties(
+        title=title)
+    n_none = int((~df["available"]).sum())
+    heur = sum(1 for iv in estimates.intervals if fpc_heuristic(iv))
+    caption = L(f"K = {integer(estimates.K)} documents, N = {_num(estimates.N)} measurements; red bars are contrast "
+                "baselines shown only as a warning (too narrow): the iid Wald treats every measurement as an "
+                "independent case, the effective-n Wald treats N/DEFF measurements as independent cases"
+                + (f"; {n_none} method(s) give no interval and say why" if n_none else "")
+                + (f"; the finite population correction is a heuristic for {heur} of the methods (see the table)"
+                   if heur and estimates.population_size is not None else "") + ".",
+                f"K = {integer(estimates.K)} documentos, N = {_num(estimates.N)} mediciones; las barras rojas son "
+                "referencias de contraste que solo se muestran como advertencia (demasiado estrechas): el Wald iid "
+                "trata cada medición como un caso independiente y el Wald con n efectivo trata N/DEFF mediciones "
+                "como casos independientes"
+                + (f"; {n_none} método(s) no dan intervalo y explican por qué" if n_none else "")
+                + (f"; la corrección por población finita es una heurística para {heur} de los métodos (véase la "
+                   "tabla)" if heur and estimates.population_size is not None else "") + ".")
+    return Chart(_plain(chart), title, caption)
+
+
+def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
+                           bins: int = 40) -> Chart | None:
+    """Histogram of the document-bootstrap replicate estimates with the estimate and the
+    bootstrap-t interval marked; ``None`` when the bootstrap was not run (``replicates=0``)."""
+    if estimand not in ("micro", "macro"):
+        raise ValueError(f"estimand must be 'micro' or 'macro' (got {estimand!r})")
+    draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
+    if draws is None or draws.replicates == 0:
+        return None
+    theta = np.asarray(draws.micro if estimand == "micro" else draws.macro, dtype=float)
+    theta = theta[np.isfinite(theta)]
+    est = estimates.micro_estimate if estimand == "micro" else estimates.macro_estimate
+    no_finite = theta.size == 0
+    if no_finite:  # no finite replicate: an empty histogram around the estimate
+        theta = np.array([float(est)])
+    try:
+        iv: Interval | None = estimates.interval(estimand, "bootstrap_t")
+    except KeyError:
+        iv = None
+    t_lo, t_hi = float(theta.min()), float(theta.max())
+    if t_hi > t_lo:
+        edges = np.linspace(t_lo, t_hi, bins + 1)
+    else:
+        edges = np.array([t_lo - 0.5e-3, t_hi + 0.5e-3])
+    counts, _ = np.histogram(theta, bins=edges)
+    if no_finite:
+        counts = np.zeros_like(counts)
+    hist = _data(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "replicates": counts}))
+    level = pct(estimates.level, 0)
+    e4 = FORMATS["estimate"]
+    marks = [{"kind": "estimate", "value": float(est), "text": L(f"estimate {num(est, e4)}", f"estimación {num(est, e4)}")}]
+    if iv is not None and iv.ci is not None:
+        marks += [{"kind": "bootstrap-t", "value": float(iv.ci.low), "text": num(iv.ci.low, e4)},
+                  {"kind": "bootstrap-t", "value": float(iv.ci.high), "text": num(iv.ci.high, e4)}]
+    marks_df = _data(pd.DataFrame(marks))
+    name = (L("micro mean R", "media micro R") if estimand == "micro" else L("macro mean", "media macro"))
+    x_title = L(f"Replicate {name} (scale of the score)", f"{name[:1].upper() + name[1:]} de cada réplica "
+                "(escala de la puntuación)")
+    all_x = np.concatenate([edges, marks_df["value"].to_numpy()])
+    domain = [float(all_x.min()), float(all_x.max())]
+
+    x_scale = alt.Scale(domain=domain, zero=False, nice=False)
+    hist_layer = alt.Chart(hist).mark_rect(color="#9fb3c8", stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("lo:Q", scale=x_scale, title=x_title), x2="hi:Q",
+        y=alt.Y("replicates:Q", title=L("Replicates", "Réplicas"), axis=alt.Axis(**_COUNT_AXIS)))
+    legend_bt = L(f"bootstrap-t {level} interval", f"intervalo bootstrap-t al {level}")
+    legend_est = L("estimate", "estimación")
+    colour = alt.Color("kind:N", title=None,
+                       scale=alt.Scale(domain=["estimate", "bootstrap-t"], range=["#1f4e79", "#d1495b"]),
+                       legend=alt.Legend(symbolType="stroke", labelLimit=0, orient="bottom",
+                                         labelExpr=f"datum.label == 'bootstrap-t' ? {legend_bt!r} : {legend_est!r}"))
+    mbase = alt.Chart(marks_df)
+    rules = mbase.mark_rule(strokeWidth=2).encode(
+        x=alt.X("value:Q", scale=x_scale), color=colour,
+        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["estimate", "bootstrap-t"],
+                                                            range=[[1, 0], [6, 3]]), legend=None))
+    texts = mbase.mark_text(align="left", dx=4, baseline="top", fontSize=10).encode(
+        x=alt.X("value:Q", scale=x_scale), y=alt.value(4), text="text:N", color=colour)
+    title = L(f"Document bootstrap of the {name}", f"Remuestreo (bootstrap) por documento de la {name}")
+    chart = alt.layer(hist_layer, rules, texts).properties(width=WIDTH, height=240, title=title)
+
+    from .notebook import library_text
+    B = draws.replicates
+    deg = draws.degenerate_fraction
+    if iv is not None and iv.ci is not None:
+        iv_text = L(f"bootstrap-t {level} interval {interval(iv.ci.low, iv.ci.high, e4)}",
+                    f"intervalo bootstrap-t al {level} {interval(iv.ci.low, iv.ci.high, e4)}")
+    else:
+        reason = library_text(iv.reason) if iv is not None and iv.reason else L("not computed", "no calculado")
+        iv_text = L(f"no bootstrap-t interval ({reason})", f"sin intervalo bootstrap-t ({reason})")
+    seed = "" if estimates.seed is None else L(f", seed {estimates.seed}", f", semilla {estimates.seed}")
+    caption = L(f"{integer(B)} replicates resampling documents{seed}; {pct(deg, 2)} degenerate "
+                f"(all drawn documents share one rate, dropped from bootstrap-t); {iv_text}.",
+                f"{integer(B)} réplicas que remuestrean documentos{seed}; {pct(deg, 2)} degeneradas "
+                f"(todos los documentos extraídos comparten una tasa; se descartan del bootstrap-t); {iv_text}.")
+    return Chart(_plain(chart), title, caption)
+
+
+def bootstrap_empty(estimates: Estimates, estimand: str = "micro") -> str | None:
+    """Why :func:`bootstrap_distribution` has no distribution to show, or ``None`` when it has one."""
+    draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
+    if draws is None or draws.replicates == 0:
+        return L("The document bootstrap was not run (replicates = 0): no distribution to draw.",
+                 "No se hizo el remuestreo (bootstrap) por documento (réplicas = 0): no hay distribución que "
+                 "dibujar.")
+    theta = np.asarray(draws.micro if estimand == "micro" else draws.macro, dtype=float)
+    theta = theta[np.isfinite(theta)]
+    B = draws.replicates
+    if theta.size == 0:
+        return L(f"None of the {integer(B)} bootstrap replicates gave a finite estimate: no distribution to draw.",
+                 f"Ninguna de las {integer(B)} réplicas del remuestreo dio una estimación finita: no hay "
+                 "distribución que dibujar.")
+    if float(np.ptp(theta)) == 0.0:
+        return L(f"Every one of the {integer(B)} bootstrap replicates gives the same estimate ({num(theta[0], '.4g')}): "
+                 "every document has the same rate, so resampling documents changes nothing and there is "
+                 "no distribution to draw.",
+                 f"Las {integer(B)} réplicas del remuestreo dan todas la misma estimación ({num(theta[0], '.4g')}): "
+                 "todos los documentos tienen la misma tasa, así que remuestrear documentos no cambia nada y no "
+                 "hay distribución que dibujar.")
+    return None
+
+
+def planning_empty(curves: dict) -> str | None:
+    """Why :func:`planning_curve` has nothing to show, or ``None`` when some half-width is positive."""
+    values = np.array([h for pts in curves.values() for _, h in pts], dtype=float)
+    if values.size == 0 or not np.any(np.isfinite(values) & (values > 0)):
+        return L("No planning curve: no positive, finite half-width to draw (the spread S is 0 or unknown).",
+                 "No hay curva de planificación: ninguna semiamplitud positiva y finita que dibujar (la "
+                 "dispersión S es 0 o se desconoce).")
+    return None
+
+
+def coverage_empty(frame: pd.DataFrame) -> str | None:
+    """Why :func:`coverage_chart` has nothing to show, or ``None`` when some method has a coverage."""
+    if frame is None or len(frame) == 0:
+        return L("No coverage chart: the simulation has no methods.",
+                 "No hay gráfico de cobertura: la simulación no tiene métodos.")
+    cov = pd.to_numeric(frame["coverage"], errors="coerce")
+    if not np.isfinite(cov).any():
+        return L("No coverage chart: no method gave an interval in any simulated sample.",
+                 "No hay gráfico de cobertura: ningún método dio un intervalo en ninguna muestra simulada.")
+    return None
+
+
+# ---------------------------------------------------------------------------------- rendering
+_ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def paired_differences(pairs, comparison) -> Chart:
+    """Per-document rate of system A against system B; ties sit on the diagonal.
+
+    Points are sized by n_d; above the diagonal A does better on that document. Documents with the
+    same pair of rates are drawn once, with their count, so at most MAX_ROWS marks reach Altair.
+    """
+    a_name, b_name = pairs.names
+    n = pairs.n_a
+    ra, rb = pairs.s_a / n, pairs.s_b / n
+    df = pd.DataFrame({"ra": ra, "rb": rb, "n": n})
+    df = df.groupby(["ra", "rb"], as_index=False).agg(documents=("n", "size"), chunks=("n", "sum"))
+    if len(df) > MAX_ROWS:
+        df = df.sort_values("chunks", ascending=False).head(MAX_ROWS)
+    tied, differ = L("tied", "empate"), L("differ", "difieren")
+    df["tied"] = np.where(df.ra == df.rb, tied, differ)
+    title = L(f"Per-document rates: {a_name} against {b_name}", f"Tasas por documento: {a_name} frente a {b_name}")
+    points = alt.Chart(_data(df)).mark_circle(opacity=0.7).encode(
+        x=alt.X("rb:Q", title=L(f"{b_name}: document rate", f"{b_name}: tasa del documento"),
+                scale=alt.Scale(domain=[0, max(1e-9, float(max(ra.max(), rb.max())))])),
+        y=alt.Y("ra:Q", title=L(f"{a_name}: document rate", f"{a_name}: tasa del documento")),
+        size=alt.Size("chunks:Q", title=L("measurements", "mediciones"), scale=alt.Scale(range=[30, 600]),
+                      legend=alt.Legend(format="d")),
+        color=alt.Color("tied:N", title="", scale=alt.Scale(domain=[tied, differ], range=["#7a8ca3", "#d1495b"])),
+    )
+    top = float(max(ra.max(), rb.max(), 1e-9))
+    diag = alt.Chart(pd.DataFrame({"x": [0.0, top], "y": [0.0, top]})).mark_line(
+        color="#888888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    chart = (diag + points).properties(width=WIDTH, height=360, title=title)
+    ties = comparison.ties_fraction
+    caption = L(f"K = {integer(pairs.K)} documents; {pct(ties, 0)} tie exactly (on the dashed diagonal). Points above "
+                f"the diagonal are documents where {a_name} scores higher; size shows the document's measurements.",
+                f"K = {integer(pairs.K)} documentos; {pct(ties, 0)} empatan exactamente (sobre la diagonal "
+                f"discontinua). Los puntos por encima de la diagonal son documentos donde {a_name} puntúa más alto; "
+                "el tamaño indica las mediciones del documento.")
+    return Chart(_plain(chart), title, caption)
+
+
+def planning_curve(curves: dict, *, target: float | None = None, current_k: int | None = None,
+                   estimand: str = "micro", realised: float | None = None) -> Chart:
+    """Half-width against the number of documents K, one line per curve (e.g. with and without FPC).
+
+    ``curves`` maps a label to ``[(K, half_width), ...]`` (see :func:`perdoc.plan.curve`);
+    ``realised``: this study's own half-width at ``current_k``, drawn as a point.
+    """
+    rows = [{"K": k, "half_width": h, "curve": label} for label, pts in curves.items() for k, h in pts]
+    df = pd.DataFrame(rows)
+    name = {"micro": L("micro mean", "media micro"), "macro": L("macro mean", "media macro")}.get(estimand, estimand)
+    title = L(f"Interval half-width against documents sampled ({name})",
+              f"Semiamplitud del intervalo frente a documentos muestreados ({name})")
+    lines = alt.Chart(_data(df)).mark_line(point=False).encode(
+        x=alt.X("K:Q", title=L("documents sampled, K (log scale)", "documentos muestreados, K (escala logarítmica)"),
+                scale=alt.Scale(type="log"), axis=alt.Axis(format="d")),
+        y=alt.Y("half_width:Q", title=L("half-width of the interval (scale of the score)",
+                                        "semiamplitud del intervalo (escala de la puntuación)")),
+        color=alt.Color("curve:N", title=L("finite population correction", "corrección por población finita"),
+                        legend=alt.Legend(orient="bottom", labelLimit=0, titleLimit=0)),
+    )
+    layers = [lines]
+    if target is not None:
+        layers.append(alt.Chart(pd.DataFrame({"y": [target]})).mark_rule(color="#d1495b", strokeDash=[4, 4])
+                      .encode(y="y:Q"))
+    if current_k is not None:
+        layers.append(alt.Chart(pd.DataFrame({"x": [current_k]})).mark_rule(color="#555555", strokeDash=[2, 2])
+                      .encode(x="x:Q"))
+    if current_k is not None and realised is not None and math.isfinite(realised):
+        layers.append(alt.Chart(pd.DataFrame({"x": [current_k], "y": [realised]})).mark_point(
+            shape="diamond", filled=True, size=70, color="#555555").encode(x="x:Q", y="y:Q"))
+    chart = alt.layer(*layers).properties(width=WIDTH, height=300, title=title)
+    bits = []
+    if target is not None:
+        bits.append(L(f"the red dashed line is the target half-width {num(target, 'g')}",
+                      f"la línea roja discontinua es la semiamplitud objetivo {num(target, 'g')}"))
+    if current_k is not None:
+        bits.append(L(f"the grey dashed line marks this study's K = {integer(current_k)}",
+                      f"la línea gris discontinua marca la K = {integer(current_k)} de este estudio"))
+    if current_k is not None and realised is not None and math.isfinite(realised):
+        bits.append(L(f"the grey diamond is this study's realised half-width, {num(realised, FORMATS['width'])}",
+                      f"el rombo gris es la semiamplitud obtenida en este estudio, {num(realised, FORMATS['width'])}"))
+    caption = (L("Precision is bought with documents: the half-width falls roughly as 1/sqrt(K)",
+                 "La precisión se compra con documentos: la semiamplitud cae aproximadamente como 1/sqrt(K)")
+               + ("; " + "; ".join(bits) if bits else "") + ".")
+    return Chart(_plain(chart), title, caption)
+
+
+def coverage_chart(frame: pd.DataFrame, *, level: float, subject: str | None = None) -> Chart:
+    """Simulated coverage of each method with a 2 x Monte Carlo SE bar, and the nominal level.
+
+    ``subject`` names what was simulated (e.g. the study's means, or a paired difference); it goes in
+    the title and caption, so that two coverage charts of one report never share a caption.
+
+    ``frame`` has columns method, estimand, coverage, mc_se, baseline (bool). Rows whose coverage
+    is missing (NaN) are not drawn and are named in the caption.
+    """
+    df = frame.copy()
+    shown = np.isfinite(pd.to_numeric(df["coverage"], errors="coerce").astype(float))
+    left_out = [str(m) for m in df.loc[~shown, "method"]]
+    df = df[shown]  # a method without a coverage (no interval in any sample) has no bar to draw
+    df["lo"] = (df["coverage"] - 2 * df["mc_se"]).clip(lower=0)
+    df["hi"] = (df["coverage"] + 2 * df["mc_se"]).clip(upper=1)
+    method_name, baseline_name = L("method", "método"), L("baseline", "referencia")
+    df["kind"] = np.where(df["baseline"], baseline_name, method_name)
+    title = L("Simulated coverage by method", "Cobertura simulada por método")
+    if subject:
+        title += f": {subject}"
+    base = alt.Chart(_data(df))
+    y = alt.Y("method:N", title=None, sort=None, axis=alt.Axis(labelLimit=0))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("lo:Q", title=L("coverage, share of samples (± 2 Monte Carlo SE)",
+                                "cobertura, proporción de muestras (± 2 errores estándar de Monte Carlo)"),
+                scale=alt.Scale(zero=False)), x2="hi:Q", y=y,
+        color=alt.Color("kind:N", title="", scale=alt.Scale(domain=[method_name, baseline_name],
+                                                            range=["#1f4e79", "#d1495b"])))
+    pts = base.mark_point(filled=True, size=50).encode(x="coverage:Q", y=y, color="kind:N")
+    nominal = alt.Chart(pd.DataFrame({"x": [level]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q")
+    chart = alt.layer(bars, pts, nominal).properties(width=WIDTH, height=max(120, 22 * len(df)), title=title)
+    about = f" ({subject})" if subject else ""
+    caption = (L(f"Share of simulated samples whose interval covered the census value{about}; the dashed line is the "
+                 f"nominal {pct(level, 0)}. Methods whose bar stays left of it undercover on data like these.",
+                 f"Proporción de muestras simuladas cuyo intervalo cubrió el valor del censo{about}; la línea discontinua "
+                 f"es el {pct(level, 0)} nominal. Los métodos cuya barra queda a su izquierda tienen una cobertura "
+                 "menor que la nominal en datos como estos.")
+               + (L(f" Not drawn (no coverage): {', '.join(left_out)}.",
+                    f" Sin dibujar (sin cobertura): {', '.join(left_out)}.") if left_out else ""))
+    return Chart(_plain(chart), title, caption)
+
+
+def _vl_version() -> str | None:
+    import vl_convert as vlc
+    m = re.match(r"v?(\d+)\.(\d+)", alt.SCHEMA_VERSION)
+    want = f"{m.group(1)}.{m.group(2)}" if m else None
+    return want if want in vlc.get_vegalite_versions() else None
+
+
+def to_svg(chart: Chart | alt.TopLevelMixin) -> str:
+    """Render a chart to a standalone SVG string, offline and deterministic.
+
+    The spec embeds its data (no URLs) and vl-convert is told to load nothing from any base URL.
+    Vega numbers clip paths and gradients with a per-process counter (``clip1``, ``clip2``, ...);
+    those ids are renamed in order of appearance with a prefix taken from the spec's hash, so the
+    same chart always gives the same string and two different charts inlined in one HTML page do
+    not share ids.
+    """
+    import vl_convert as vlc
+
+    spec = (chart.chart if isinstance(chart, Chart) else chart).to_json(indent=None)
+    locale = FORMAT_LOCALES.get(get_language(), FORMAT_LOCALES["en"])
+    svg = vlc.vegalite_to_svg(spec, vl_version=_vl_version(), allowed_base_urls=[], format_locale=locale)
+    ids = list(dict.fromkeys(_ID_RE.findall(svg)))
+    if ids:
+        prefix = "pd" + hashlib.sha256(spec.encode("utf-8")).hexdigest()[:10]
+        mapping = {old: f"{prefix}-{i}" for i, old in enumerate(ids, 1)}
+        alternatives = "|".join(re.escape(o) for o in sorted(mapping, key=len, reverse=True))
+        svg = re.sub(r'(\bid="|url\(#|href="#)(' + alternatives + r')(?=["\)])',
+                     lambda m: m.group(1) + mapping[m.group(2)], svg)
+    return svg

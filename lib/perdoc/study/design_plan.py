@@ -1,0 +1,146 @@
+"""Planning the design, not only K: ``perdoc plan --frame FRAME --census FILE`` (or a pilot).
+
+For each design (simple random, size strata, PPS, a take-all stratum and SRS of the rest) and each
+number of documents K on a grid, the design is simulated on a planning population over the frame
+(:func:`perdoc.design_sim.simulate_design`): the census when there is one; otherwise a population made
+from the pilot, every frame document given the scores of the pilot document nearest in log size
+(anticipated, not observed: the table says so). Each row gives the documents, the labels (chunks
+to label), the cost (``cost_doc`` per document plus ``cost_chunk`` per label), the mean half-width
+of the design's leading interval and its simulated coverage. The recommendation is the cheapest
+design that reaches the target half-width (or, with a label budget, the narrowest within it) among
+those whose coverage holds the level within Monte Carlo error at every K tried up to it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+
+__all__ = ["plan_designs", "planning_population"]
+
+def planning_population(frame, pilot, sizes=None):
+    """A population over ``frame`` (:class:`perdoc.frame.Frame`) from a labelled ``pilot``
+    (:class:`perdoc.table.DocTable` of 0/1 scores): each frame document takes the rate of the pilot
+    document nearest in log size and its chunks' hits are drawn with that rate (seeded). ``sizes``:
+    the pilot documents' sizes when its rows hold a take of their chunks (default: its ``n``).
+    Returns a DocTable of the frame's documents."""
+    from ..reading.table import DocTable
+    n = np.asarray(frame.n, dtype=float)
+    pn = np.asarray(pilot.n if sizes is None else sizes, dtype=float)
+    rate = np.asarray(pilot.s, dtype=float) / np.asarray(pilot.n, dtype=float) / pilot.scale
+    order = np.argsort(np.log(pn), kind="stable")
+    lp = np.log(pn)[order]
+    pos = np.clip(np.searchsorted(lp, np.log(n)), 0, lp.size - 1)
+    left = np.clip(pos - 1, 0, lp.size - 1)
+    nearest = np.where(np.abs(lp[left] - np.log(n)) <= np.abs(lp[pos] - np.log(n)), left, pos)
+    r = rate[order][nearest]
+    rng = np.random.Generator(np.random.PCG64(20261201))
+    s = rng.binomial(n.astype(np.int64), np.clip(r, 0.0, 1.0)).astype(float)
+    return DocTable.from_arrays(n, s, s, doc=np.asarray(frame.doc, dtype=object).astype(str),
+                                source={"path": "planning population (pilot rates by nearest log size)"})
+
+
+def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "pps", "certainty"),
+                 take: int | None = None, takes=None, half_width: float | None = None, budget: float | None = None,
+                 cost_doc: float = 1.0, cost_chunk: float = 1.0, reps: int = 400, seed: int = 1,
+                 level: float = 0.95, basis: str = "census", chunk_scores=None) -> dict:
+    """Simulate every design at every K on ``census`` (the planning population) and recommend one.
+
+    ``half_width``: the target half-width of the interval; ``budget``: the most the labelling may
+    cost (``cost_doc`` per drawn document plus ``cost_chunk`` per labelled chunk); give one.
+    ``takes``: the takes to try (chunks labelled per drawn document; ``None`` labels whole
+    documents); default ``(take,)``. With a budget, the largest K that each design and take can
+    afford is simulated too, so that the budget is spent rather than rounded down to the grid.
+    ``chunk_scores``: every chunk's score in the census's order (a take of a continuous metric)."""
+    from .design_sim import simulate_design
+    if (half_width is None) == (budget is None):
+        raise ParameterError("give either --half-width (a target) or --budget (what the labels may cost)")
+    for name, v in (("--half-width", half_width), ("--budget", budget)):
+        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ParameterError(f"{name} must be a positive number, got {v!r}")
+    takes = (take,) if takes is None else tuple(dict.fromkeys(takes))
+    for m in takes:
+        if m is not None and not (isinstance(m, (int, np.integer)) and m >= 1):
+            raise ParameterError(f"--take must be a whole number of chunks >= 1, got {m!r}")
+    grid = sorted({int(k) for k in ks if 2 <= int(k) < census.K})
+    if not grid:
+        raise ParameterError(f"no K on the grid fits a population of {census.K} documents")
+    rows = []
+
+    def run(design, m, k):
+        try:
+            res = simulate_design(census, design=design, k=k, reps=reps, seed=seed, level=level, take=m,
+                                  chunk_scores=chunk_scores)
+        except ParameterError as err:
+            return {"design": design, "take": m, "k": k, "error": str(err)}
+        lead = "micro.logit_design" if "micro.logit_design" in res["methods"] else "micro.design"
+        r = res["methods"][lead]
+        labels = res["labels_mean"]
+        return {"design": design, "take": m, "k": k, "method": lead.split(".", 1)[1], "coverage": r["coverage"],
+                "mc_se": r["mc_se"], "half_width": None if r["mean_width"] is None else r["mean_width"] / 2,
+                "labels": labels, "cost": k * cost_doc + labels * cost_chunk,
+                "holds": r["coverage"] >= level - 2 * r["mc_se"]}
+
+    for design in designs:
+        for m in takes:
+            done = [run(design, m, k) for k in grid]
+            if budget is not None:
+                done += _affordable(done, run, design, m, budget=budget, cost_doc=cost_doc, cost_chunk=cost_chunk,
+                                    documents=census.K)
+            rows += sorted(done, key=lambda r: r["k"])
+    rec = _recommend(rows, half_width=half_width, budget=budget)
+    return {"basis": basis, "level": level, "take": take if len(takes) == 1 else None, "takes": list(takes),
+            "reps": reps, "cost_doc": cost_doc, "cost_chunk": cost_chunk, "half_width_target": half_width,
+            "budget": budget, "rows": rows, "recommended": rec}
+
+
+def _affordable(done, run, design, take, *, budget, cost_doc, cost_chunk, documents):
+    """The largest K whose expected cost stays within ``budget``, simulated when it is off the grid
+    (labels per document read from the largest K simulated; one correction if the simulated cost
+    still exceeds the budget)."""
+    good = [r for r in done if "error" not in r and r["k"] > 0]
+    if not good:
+        return []
+    ref = max(good, key=lambda r: r["k"])
+    per_doc = cost_doc + cost_chunk * ref["labels"] / ref["k"]
+    if per_doc <= 0:
+        return []
+    tried = {r["k"] for r in done}
+    k = min(int(budget // per_doc), documents - 1)
+    extra = []
+    for _ in range(3):
+        if k < 2 or k in tried:
+            break
+        r = run(design, take, k)
+        tried.add(k)
+        extra.append(r)
+        if "error" in r or r["cost"] <= budget:
+            break
+        k = min(int(k * budget / r["cost"]), k - 1)
+    return extra
+
+
+def _recommend(rows, *, half_width, budget):
+    """The cheapest design reaching the target half-width (or the narrowest within the budget) whose
+    coverage held at every K tried up to the chosen one."""
+    ok = []
+    for r in rows:
+        if "error" in r or r["half_width"] is None:
+            continue
+        earlier = [x for x in rows if x["design"] == r["design"] and x.get("take") == r.get("take")
+                   and "error" not in x and x["k"] <= r["k"]]
+        if not all(x["holds"] for x in earlier):
+            continue
+        if half_width is not None and r["half_width"] <= half_width:
+            ok.append((r["cost"], r["half_width"], r))
+        if budget is not None and r["cost"] <= budget:
+            ok.append((r["half_width"], r["cost"], r))
+    if not ok:
+        return None
+    best = min(ok, key=lambda t: (t[0], t[1]))[2]
+    return {"design": best["design"], "k": best["k"], "take": best.get("take"), "half_width": best["half_width"],
+            "coverage": best["coverage"], "mc_se": best["mc_se"], "labels": best["labels"], "cost": best["cost"],
+            "method": best["method"]}

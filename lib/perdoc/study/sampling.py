@@ -1,0 +1,412 @@
+"""Drawing the documents (and chunks) to label from the frame: ``perdoc sample``.
+
+Honesty about a population comes from how the sample was drawn, not from a model fitted to it. In
+retrieval the frame is nearly free: the index already knows how many chunks every document has.
+From it perdoc draws one of these designs, and writes a manifest of the units to label together
+with each document's inclusion probability, so that :mod:`perdoc.survey` can apply the matching
+design-based (design-consistent) estimator afterwards.
+
+Designs (``design``):
+
+``srs``
+    simple random sample of K documents, without replacement (inclusion probability K/M).
+``stratified``
+    H size strata (boundaries by the cumulative square-root-of-frequency rule on log size) and an
+    optimal allocation of K across them: Neyman (``k_h`` proportional to ``M_h S_h``) or, with costs,
+    cost-optimal (``M_h S_h / sqrt(c_h)``), ``S_h`` being the anticipated spread of the linearised
+    micro-mean residual ``s_d - R n_d`` (:func:`residual_spread`); documents drawn by SRS within strata.
+``pps``
+    probability proportional to size. Without replacement (the default) by Brewer's draw-by-draw
+    procedure, whose inclusion probabilities are exactly ``pi_d = K n_d / N``; documents whose
+    ``pi_d`` would reach 1 are taken with certainty (stratum ``certainty``) and the rest drawn in
+    proportion to size. With replacement (``with_replacement=True``): K independent draws with
+    probability ``n_d / N`` each, a document drawn twice appearing as two draws.
+``certainty``
+    a take-all stratum of the largest documents, the size above which is picked by minimising the
+    anticipated variance (or given), and an SRS (``remainder="srs"``) or PPS (``"pps"``) sample of
+    the rest.
+
+``take`` = m subsamples m chunks (positions 0 to ``n_d - 1``, without replacement) of every drawn
+document (all of them when it has at most m): two stages. PPS with a fixed take is self-weighting.
+
+The same frame, design and seed always give the same manifest, byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ParameterError
+
+__all__ = ["DESIGNS", "ALLOCATIONS", "Sample", "draw_sample", "brewer_probabilities", "brewer_draw",
+           "residual_spread", "size_strata", "allocate", "certainty_cut"]
+
+DESIGNS = ("srs", "stratified", "pps", "certainty")
+ALLOCATIONS = ("neyman", "proportional", "cost")
+#: The intra-document correlation assumed when anticipating residual spreads without a pilot.
+DEFAULT_ICC = 0.1
+MAX_STRATA = 50
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The drawn sample: one row per unit to label (a document draw, or a chunk of it with ``take``).
+
+    ``doc`` (frame ids), ``stratum``, ``prob`` (the document's inclusion probability; for a
+    with-replacement draw the expected number of draws ``K n_d / N``, as a survey package takes it),
+    ``draw`` (1, 2, ... for the times a document was drawn with replacement; 1 otherwise) and
+    ``chunk`` (0-based chunk position, or None without ``take``). ``info`` describes the design.
+    """
+
+    doc: np.ndarray
+    stratum: np.ndarray
+    prob: np.ndarray
+    draw: np.ndarray
+    chunk: np.ndarray | None
+    n: np.ndarray | None = None      # the document's chunks in the frame, per row
+    info: dict = field(default_factory=dict)
+
+    @property
+    def documents(self) -> int:
+        """Distinct documents drawn."""
+        return int(np.unique(self.doc.astype(str)).size)
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _rng(seed) -> np.random.Generator:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**63:
+        raise ParameterError(f"--seed must be a whole number from 0 to 2^63 - 1, got {seed!r}")
+    return np.random.Generator(np.random.PCG64(int(seed)))
+
+
+def residual_spread(n, *, icc: float = DEFAULT_ICC) -> float:
+    """The anticipated standard deviation (up to a common factor) of ``u_d = s_d - R n_d`` over the
+    documents of sizes ``n``: documents whose rates vary with intra-document correlation ``icc``
+    give ``var(u_d) = n_d^2 icc + n_d (1 - icc)`` (in units of the chunk-level variance). It grows
+    with the size itself, not only with the spread of sizes: a stratum of equally long documents
+    still varies."""
+    n = np.asarray(n, dtype=float)
+    if n.size == 0:
+        return 0.0
+    return float(np.sqrt(np.mean(n * n) * icc + np.mean(n) * (1.0 - icc)))
+
+
+def size_strata(n, H: int) -> np.ndarray:
+    """Stratum index 0..H'-1 of each size (H' <= H): boundaries by the cumulative square root of
+    frequency rule (Dalenius and Hodges) on log size, so that strata split where sizes are dense;
+    every stratum holds at least two documents."""
+    n = np.asarray(n, dtype=float)
+    x = np.log(n)
+    lo, hi = float(x.min()), float(x.max())
+    if H <= 1 or hi == lo:
+        return np.zeros(n.size, dtype=np.int64)
+    bins = min(200, max(H * 10, 20))
+    edges = np.linspace(lo, hi, bins + 1)
+    counts, _ = np.histogram(x, bins=edges)
+    cum = np.cumsum(np.sqrt(counts))
+    targets = cum[-1] * np.arange(1, H) / H
+    cuts = edges[1:][np.searchsorted(cum, targets)]
+    cuts = np.unique(cuts)
+    idx = np.searchsorted(cuts, x, side="left")
+    # merge strata with fewer than two documents into a neighbour
+    while True:
+        labels, counts = np.unique(idx, return_counts=True)
+        small = labels[counts < 2]
+        if small.size == 0 or labels.size == 1:
+            break
+        s = small[0]
+        pos = int(np.flatnonzero(labels == s)[0])
+        target = labels[pos - 1] if pos > 0 else labels[pos + 1]
+        idx[idx == s] = target
+    _, idx = np.unique(idx, return_inverse=True)
+    return idx.astype(np.int64)
+
+
+def allocate(K: int, M_h, weight_h, *, minimum: int = 2) -> np.ndarray:
+    """Integer allocation of K documents to strata in proportion to ``weight_h``, at least
+    ``minimum`` (and at most ``M_h``) per stratum; largest remainders break ties."""
+    M_h = np.asarray(M_h, dtype=np.int64)
+    w = np.asarray(weight_h, dtype=float)
+    H = M_h.size
+    floor = np.minimum(M_h, minimum)
+    if floor.sum() > K:
+        raise ParameterError(f"--k {K} is too small for {H} strata: each needs at least {minimum} documents "
+                             f"(give --k of at least {int(floor.sum())} or fewer --strata)")
+    if K > M_h.sum():
+        raise ParameterError(f"--k {K} exceeds the {int(M_h.sum()):,} documents of the frame")
+    k = floor.copy()
+    free = np.ones(H, dtype=bool)
+    # iterate: strata whose share exceeds their size are taken whole
+    while True:
+        left = K - int(k[~free].sum()) - int(floor[free].sum())
+        ww = np.where(free, w, 0.0)
+        if ww.sum() <= 0:
+            ww = np.where(free, M_h.astype(float), 0.0)
+        share = floor + left * ww / ww.sum() if left > 0 else floor.astype(float)
+        over = free & (share >= M_h)
+        if not over.any():
+            break
+        k[over] = M_h[over]
+        free &= ~over
+        floor = np.where(free, floor, 0)
+        if not free.any():
+            break
+    if free.any():
+        base = np.floor(share[free]).astype(np.int64)
+        kk = np.where(free, 0, k)
+        kk[free] = base
+        rest = K - int(kk.sum())
+        frac = np.where(free, share - np.floor(share), -1.0)
+        order = np.lexsort((np.arange(H), -frac))
+        for i in order[:max(rest, 0)]:
+            kk[i] += 1
+        k = kk
+    return k
+
+
+def brewer_probabilities(n, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inclusion probabilities proportional to size for a sample of K without replacement:
+    ``pi_d = K' n_d / N'`` over the documents not taken with certainty, where certainty documents are
+    those whose probability would reach 1 (found iteratively). Returns ``(pi, certain)``."""
+    n = np.asarray(n, dtype=float)
+    certain = np.zeros(n.size, dtype=bool)
+    while True:
+        k_rest = K - int(certain.sum())
+        rest = ~certain
+        if k_rest <= 0:
+            pi = np.where(certain, 1.0, 0.0)
+            return pi, certain
+        pi = np.where(certain, 1.0, k_rest * n / n[rest].sum())
+        newly = rest & (pi >= 1.0)
+        if not newly.any():
+            return pi, certain
+        certain |= newly
+
+
+def brewer_draw(pi, rng: np.random.Generator) -> np.ndarray:
+    """Brewer's draw-by-draw sample without replacement with inclusion probabilities exactly ``pi``
+    (all below 1, summing to an integer k): at draw j = 1..k, unit d not yet drawn is chosen with
+    probability proportional to ``pi_d (k - A - pi_d) / (k - A - pi_d (k - j + 1))``, A being the sum
+    of the drawn units' ``pi`` (Brewer 1975; Tille 2006, algorithm 6.10). Returns the drawn indices."""
+    pi = np.asarray(pi, dtype=float)
+    k = int(round(float(pi.sum())))
+    chosen = np.zeros(pi.size, dtype=bool)
+    picks = []
+    A = 0.0
+    for j in range(1, k + 1):
+        denom = k - A - pi * (k - j + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(chosen, 0.0, pi * (k - A - pi) / denom)
+        w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
+        total = w.sum()
+        if total <= 0:  # only rounding can bring this: take the largest remaining pi
+            i = int(np.argmax(np.where(chosen, -1.0, pi)))
+        else:
+            c = np.cumsum(w)
+            i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
+            i = min(i, pi.size - 1)
+        chosen[i] = True
+        picks.append(i)
+        A += float(pi[i])
+    return np.sort(np.asarray(picks, dtype=np.int64))
+
+
+def certainty_cut(n, K: int, *, icc: float = DEFAULT_ICC) -> int:
+    """How many of the largest documents to take with certainty before an SRS of the rest: the count
+    c (0 to K - 2) that minimises the anticipated variance of the micro total,
+    ``(M - c)^2 (1 - (K - c)/(M - c)) S_rest^2 / (K - c)``, ``S_rest`` by :func:`residual_spread`."""
+    n = np.sort(np.asarray(n, dtype=float))[::-1]
+    M = n.size
+    # running moments of the documents after the c largest
+    s1 = np.cumsum(n[::-1])[::-1]
+    s2 = np.cumsum((n * n)[::-1])[::-1]
+    best, best_v = 0, math.inf
+    for c in range(0, max(K - 1, 1)):
+        m = M - c
+        k = K - c
+        if m < 2 or k < 2:
+            break
+        S2 = (s2[c] / m) * icc + (s1[c] / m) * (1.0 - icc)
+        v = m * m * (1.0 - k / m) * S2 / k
+        if v < best_v * (1 - 1e-12):
+            best, best_v = c, v
+    return best
+
+
+# ------------------------------------------------------------------------------------ the draw
+def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = None, strata: int = 4,
+                allocation: str = "neyman", with_replacement: bool = False, remainder: str = "srs",
+                certainty_size: float | None = None, cost_doc: float = 1.0, cost_chunk: float = 0.0,
+                icc: float = DEFAULT_ICC) -> Sample:
+    """Draw a sample of documents (and, with ``take``, chunks) from ``frame`` (:class:`perdoc.frame.Frame`).
+
+    See the module's docstring for the designs. ``k`` is the number of documents (of draws, with
+    replacement); ``seed`` makes the draw reproducible."""
+    if design not in DESIGNS:
+        raise ParameterError(f"--design must be one of {', '.join(DESIGNS)}, got {design!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ParameterError(f"--k must be a whole number of documents, at least 2, got {k!r}")
+    k = int(k)
+    if take is not None and (isinstance(take, bool) or not isinstance(take, (int, np.integer)) or take < 2):
+        raise ParameterError(f"--take must be a whole number of chunks per document, at least 2 (so that the "
+                             f"variance within a document can be estimated), got {take!r}")
+    if allocation not in ALLOCATIONS:
+        raise ParameterError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
+    if remainder not in ("srs", "pps"):
+        raise ParameterError(f"--remainder must be srs or pps, got {remainder!r}")
+    for name, v in (("--cost-doc", cost_doc), ("--cost-chunk", cost_chunk)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ParameterError(f"{name} must be a finite number >= 0, got {v!r}")
+    if cost_doc + cost_chunk <= 0:
+        raise ParameterError("--cost-doc and --cost-chunk cannot both be 0")
+    if not (0.0 <= icc < 1.0):
+        raise ParameterError(f"--icc must lie in [0, 1), got {icc!r}")
+    rng = _rng(seed)
+    n = np.asarray(frame.n, dtype=float)
+    M = n.size
+    if not (with_replacement and design == "pps") and k > M:
+        raise ParameterError(f"--k {k} exceeds the {M:,} documents of the frame")
+    labelled = n if take is None else np.minimum(n, take)
+    info = {"design": design, "k": k, "take": take, "seed": int(seed), "documents_in_frame": M,
+            "chunks_in_frame": int(n.sum()), "with_replacement": bool(with_replacement and design == "pps")}
+
+    if design == "srs":
+        idx = np.sort(rng.choice(M, size=k, replace=False))
+        rows = _rows(idx, np.full(idx.size, "all", dtype=object), np.full(idx.size, k / M), None)
+        info["strata"] = {"all": {"documents": M, "drawn": k, "chunks": int(n.sum()), "selection": "srs"}}
+    elif design == "stratified":
+        if not (isinstance(strata, (int, np.integer)) and 1 <= strata <= MAX_STRATA):
+            raise ParameterError(f"--strata must be a whole number from 1 to {MAX_STRATA}, got {strata!r}")
+        h = size_strata(n, min(int(strata), max(k // 2, 1)))
+        H = int(h.max()) + 1
+        M_h = np.bincount(h, minlength=H)
+        S_h = np.array([residual_spread(n[h == j], icc=icc) for j in range(H)])
+        if allocation == "proportional":
+            weight = M_h.astype(float)
+        elif allocation == "neyman":
+            weight = M_h * S_h
+        else:
+            c_h = np.array([cost_doc + cost_chunk * labelled[h == j].mean() for j in range(H)])
+            weight = M_h * S_h / np.sqrt(c_h)
+        k_h = allocate(k, M_h, weight)
+        names = _stratum_names(n, h, H)
+        parts = []
+        info["strata"] = {}
+        for j in range(H):
+            members = np.flatnonzero(h == j)
+            pick = np.sort(rng.choice(members, size=int(k_h[j]), replace=False))
+            parts.append((pick, names[j], k_h[j] / M_h[j]))
+            info["strata"][names[j]] = {"documents": int(M_h[j]), "drawn": int(k_h[j]),
+                                        "chunks": int(n[members].sum()), "min_size": int(n[members].min()),
+                                        "max_size": int(n[members].max()), "selection": "srs"}
+        idx = np.concatenate([p[0] for p in parts])
+        rows = _rows(idx, np.concatenate([np.full(p[0].size, p[1], dtype=object) for p in parts]),
+                     np.concatenate([np.full(p[0].size, p[2]) for p in parts]), None)
+        info["allocation"] = allocation
+    elif design == "pps" and with_replacement:
+        p = n / n.sum()
+        picks = np.sort(rng.choice(M, size=k, replace=True, p=p))
+        uniq, counts = np.unique(picks, return_counts=True)
+        draws = np.concatenate([np.arange(1, c + 1) for c in counts])
+        idx = np.repeat(uniq, counts)
+        rows = _rows(idx, np.full(idx.size, "pps", dtype=object), k * p[idx], draws)
+        info["strata"] = {"pps": {"documents": M, "drawn": k, "chunks": int(n.sum()),
+                                  "selection": "pps with replacement"}}
+    else:
+        if design == "certainty":
+            if certainty_size is not None:
+                if not (isinstance(certainty_size, (int, float)) and math.isfinite(certainty_size)
+                        and certainty_size > 0):
+                    raise ParameterError(f"--certainty-size must be a positive number of chunks, got "
+                                         f"{certainty_size!r}")
+                certain = n >= certainty_size
+                if int(certain.sum()) > k - 2:
+                    raise ParameterError(f"--certainty-size {certainty_size:g}: {int(certain.sum())} documents have "
+                                         f"that many chunks or more, leaving fewer than 2 of --k {k} for the rest")
+            elif remainder == "srs":
+                c = certainty_cut(n, k, icc=icc)
+                order = np.argsort(-n, kind="stable")
+                certain = np.zeros(M, dtype=bool)
+                certain[order[:c]] = True
+            else:
+                certain = np.zeros(M, dtype=bool)
+        else:
+            certain = np.zeros(M, dtype=bool)
+        use_pps = design == "pps" or remainder == "pps"
+        rest = np.flatnonzero(~certain)
+        k_rest = k - int(certain.sum())
+        if use_pps:
+            pi_rest, certain_rest = brewer_probabilities(n[rest], k_rest)
+            certain[rest[certain_rest]] = True
+            rest = np.flatnonzero(~certain)
+            k_rest = k - int(certain.sum())
+            pi_rest = pi_rest[~certain_rest]
+        else:
+            pi_rest = np.full(rest.size, k_rest / max(rest.size, 1))
+        if k_rest > 0 and rest.size:
+            if use_pps:
+                pick = rest[brewer_draw(pi_rest, rng)]
+                prob_of = dict(zip(rest.tolist(), pi_rest.tolist()))
+                rest_prob = np.array([prob_of[i] for i in pick.tolist()])
+            else:
+                pick = np.sort(rng.choice(rest, size=k_rest, replace=False))
+                rest_prob = np.full(pick.size, k_rest / rest.size)
+        else:
+            pick, rest_prob = np.zeros(0, dtype=np.int64), np.zeros(0)
+        cert_idx = np.flatnonzero(certain)
+        rest_name = "pps" if use_pps else "srs"
+        idx = np.concatenate([cert_idx, pick])
+        rows = _rows(idx, np.array(["certainty"] * cert_idx.size + [rest_name] * pick.size, dtype=object),
+                     np.concatenate([np.ones(cert_idx.size), rest_prob]), None)
+        info["strata"] = {}
+        if cert_idx.size:
+            info["strata"]["certainty"] = {"documents": int(cert_idx.size), "drawn": int(cert_idx.size),
+                                           "chunks": int(n[cert_idx].sum()), "min_size": int(n[cert_idx].min()),
+                                           "selection": "all (take-all stratum)"}
+        info["strata"][rest_name] = {"documents": int(rest.size), "drawn": int(pick.size),
+                                     "chunks": int(n[rest].sum()),
+                                     "selection": "pps without replacement (Brewer)" if use_pps else "srs"}
+        if design == "certainty":
+            info["remainder"] = remainder
+            info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
+    info["documents_drawn"] = int(np.unique(rows[0]).size)
+    info["labels"] = int(labelled[rows[0]].sum())
+    return _finish(frame, rows, take, rng, info)
+
+
+def _stratum_names(n, h, H) -> list[str]:
+    """Stratum names that say what they hold: ``size 1-12``, ``size 13-80`` ..."""
+    out = []
+    for j in range(H):
+        m = n[h == j]
+        out.append(f"size {int(m.min())}-{int(m.max())}")
+    return out
+
+
+def _rows(idx, stratum, prob, draws):
+    idx = np.asarray(idx, dtype=np.int64)
+    draws = np.ones(idx.size, dtype=np.int64) if draws is None else np.asarray(draws, dtype=np.int64)
+    return idx, np.asarray(stratum, dtype=object), np.asarray(prob, dtype=float), draws
+
+
+def _finish(frame, rows, take, rng, info) -> Sample:
+    idx, stratum, prob, draw = rows
+    doc = np.asarray(frame.doc, dtype=object)[idx]
+    # a stable order: by document id, then draw (the draw itself used the frame's order)
+    order = np.lexsort((draw, doc.astype(str)))
+    idx, stratum, prob, draw, doc = idx[order], stratum[order], prob[order], draw[order], doc[order]
+    n = np.asarray(frame.n, dtype=np.int64)[idx]
+    if take is None:
+        return Sample(doc=doc, stratum=stratum, prob=prob, draw=draw, chunk=None, n=n, info=info)
+    reps, chunks = [], []
+    for size in n.tolist():
+        m = min(size, take)
+        reps.append(m)
+        chunks.append(np.arange(size) if m == size else np.sort(rng.choice(size, size=m, replace=False)))
+    reps = np.asarray(reps)
+    return Sample(doc=np.repeat(doc, reps), stratum=np.repeat(stratum, reps), prob=np.repeat(prob, reps),
+                  draw=np.repeat(draw, reps), chunk=np.concatenate(chunks).astype(np.int64), n=np.repeat(n, reps),
+                  info=info)
