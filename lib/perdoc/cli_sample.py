@@ -165,10 +165,12 @@ def add_sample_parser(sub, number, integer) -> None:
 
 
 def run_sample(args) -> int:
-    from .frame import read_frame
+    from .frame import read_frame_hashed
     from .sample_io import manifest_json_path, write_manifest
     from .sampling import DEFAULT_ICC, draw_sample
-    frame = read_frame(args.frame, args.doc, n_col=args.frame_n, allow_similar_ids=args.allow_similar_ids)
+    # a plain CSV or TSV frame is read and hashed from one read of its bytes (else hashed below)
+    frame, digest = read_frame_hashed(args.frame, args.doc, n_col=args.frame_n,
+                                      allow_similar_ids=args.allow_similar_ids)
     allocation = args.allocation or ("cost" if (args.cost_doc is not None or args.cost_chunk is not None)
                                      else "neyman")
     sample = draw_sample(frame, design=args.design, k=args.k, seed=args.seed, take=args.take, strata=args.strata,
@@ -177,7 +179,7 @@ def run_sample(args) -> int:
                          cost_doc=1.0 if args.cost_doc is None else args.cost_doc,
                          cost_chunk=0.0 if args.cost_chunk is None else args.cost_chunk,
                          icc=DEFAULT_ICC if args.icc is None else args.icc)
-    facts = _file_facts(args.frame)
+    facts = _file_facts(args.frame) if digest is None else {"file": _file_name(args.frame), **digest}
     facts.update({"doc_column": args.doc, "size_column": args.frame_n, "documents": frame.M,
                   "chunks": int(frame.N)})
     path = write_manifest(sample, args.out, doc=args.doc, frame_facts=facts)
@@ -191,6 +193,11 @@ def run_sample(args) -> int:
         print(f"  stratum {name}: {st['drawn']} of {st['documents']:,} documents ({st['selection']})")
     print(f"wrote {path} and {manifest_json_path(path).name}")
     return 0
+
+
+def _file_name(path) -> str:
+    from pathlib import Path
+    return Path(path).name
 
 
 def _file_facts(path) -> dict:
