@@ -63,3 +63,43 @@ def test_take_of_a_continuous_metric_uses_the_chunk_scores():
     b = simulate_design(c, design="srs", k=10, reps=30, seed=9)
     assert a["methods"]["micro.design"]["mean_width"] == pytest.approx(b["methods"]["micro.design"]["mean_width"],
                                                                        rel=1e-12)
+
+
+def _continuous_census(path, seed=1, docs=200):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(docs):
+        n = int(np.ceil(rng.lognormal(1.5, 1.2)))
+        mu = rng.beta(2, 2)
+        rows += [(f"d{d}", float(np.clip(rng.normal(mu, 0.2), 0, 1))) for _ in range(n)]
+    pd.DataFrame(rows, columns=["doc", "score"]).to_csv(path, index=False)
+    frame = pd.DataFrame(rows, columns=["doc", "score"]).groupby("doc", sort=False).size().rename("n")
+    frame.to_csv(path.with_name("frame.csv"))
+    return path
+
+
+def test_cli_simulates_a_take_of_a_continuous_census(tmp_path, capsys):
+    import json
+    from perdoc.cli import main
+    census = _continuous_census(tmp_path / "census.csv")
+    assert main(["simulate", "--census", str(census), "--doc", "doc", "--score", "score", "--k", "10",
+                 "--design", "pps", "--take", "3", "--reps", "40", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["take"] == 3 and res["labels_mean"] <= 30 and 0 <= res["methods"]["micro.design"]["coverage"] <= 1
+
+
+def test_cli_plan_compares_a_list_of_takes(tmp_path, capsys):
+    import json
+    from perdoc.cli import main
+    census = _continuous_census(tmp_path / "census.csv")
+    args = ["plan", "--frame", str(tmp_path / "frame.csv"), "--doc", "doc", "--census", str(census), "--score",
+            "score", "--budget", "120", "--ks", "5,10", "--designs", "srs,pps", "--reps", "30"]
+    assert main([*args, "--take", "all,4", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["takes"] == [None, 4] and {r["take"] for r in res["rows"]} == {None, 4}
+    assert main([*args, "--take", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "take" in out.splitlines()[1] and "recommended" in out or "no design" in out
+    assert main([*args, "--take", "0"]) == 2
+    assert "--take" in capsys.readouterr().err

@@ -276,3 +276,217 @@ def test_plan_from_a_pilot_builds_a_planning_population(census_files):
     assert np.all((pop.s >= 0) & (pop.s <= pop.n))
     again = planning_population(frame, pilot)
     assert np.array_equal(again.s, pop.s)
+
+
+# ------------------------------------------------------------------ fast paths give the same answers
+# The frame of `perdoc sample` is read by NumPy from a plain CSV/TSV file (perdoc.frame._read_plain_text),
+# its ids checked through hashes of their bytes (perdoc.frame._ids_clear), Brewer's draw computed block by
+# block: each must give exactly what the general code gives (DuckDB's reader, perdoc._rows._similar_ids,
+# one pass over the whole array), refusals included.
+import perdoc.frame as frame_mod  # noqa: E402
+import perdoc.sampling as sampling_mod  # noqa: E402
+from perdoc._rows import _similar_ids  # noqa: E402
+from perdoc.errors import InputError, PerdocError  # noqa: E402
+
+
+def _read_both(path, monkeypatch, **kw):
+    """(outcome by the plain reader, outcome by DuckDB's reader): ("ok", ids, sizes) or ("err", message)."""
+    out = []
+    for plain in (True, False):
+        with monkeypatch.context() as m:
+            if not plain:
+                m.setattr(frame_mod, "_read_plain_text", lambda *a, **k: None)
+            try:
+                f = frame_mod.read_frame(path, "doc", **kw)
+                out.append(("ok", f.doc.tolist(), f.n.tolist(), f.doc.dtype))
+            except PerdocError as e:
+                out.append(("err", str(e)))
+    return out
+
+
+def _is_plain(path, doc="doc", n="n"):
+    """Whether the plain reader reads ``path`` (a refusal it words counts: it read the file)."""
+    try:
+        return frame_mod._read_plain_text(str(path), doc, n, None, False, False) is not None
+    except InputError:
+        return True
+
+
+PLAIN = {
+    "basic.csv": "doc,n\nd1,3\nd2,40\nD-3,7\n",
+    "no_last_newline.csv": "doc,n\nd1,3\nd2,40",
+    "columns.csv": "x,n,doc,y\n,3,a b,q\nz,007,c,\n,12,e\tf,1\n",
+    "tabs.tsv": "n\tdoc\n3\td1\n5\td 2\n",
+    "zero_size.csv": "doc,n\nd1,3\nd2,0\n",
+    "repeat.csv": "doc,n\nd1,3\nd2,4\nd1,5\n",
+    "case.csv": "doc,n\nDoc-1,3\ndoc-1,4\nx,2\n",
+    "case_long.csv": "doc,n\nsome-long-document-id-A,3\nsome-long-document-id-a,4\nx,2\n",
+    "nullish.csv": "doc,n\nNULL,3\nNA,4\nnan,2\n#x,1\n",
+}
+NOT_PLAIN = {
+    "quoted.csv": 'doc,n\n"d,1",3\nd2,4\n',
+    "crlf.csv": "doc,n\r\nd1,3\r\nd2,4\r\n",
+    "unicode.csv": "doc,n\ncafé,3\ncafe\u0301,4\n",
+    "blank_id.csv": "doc,n\nd1,3\n  ,4\n",
+    "edge_space.csv": "doc,n\nd1,3\n d1,4\n",
+    "edge_tab.csv": "doc,n\nd1,3\nd1\t,4\n",
+    "spaced_size.csv": "doc,n\nd1, 3\nd2,4\n",
+    "hex_size.csv": "doc,n\nd1,0x10\nd2,4\n",
+    "exp_size.csv": "doc,n\nd1,1e3\nd2,4\n",
+    "long_size.csv": "doc,n\nd1,1234567890123456\nd2,4\n",
+    "missing_size.csv": "doc,n\nd1,\nd2,4\n",
+    "ragged.csv": "doc,n\nd1,3,4\nd2,4\n",
+    "blank_line.csv": "doc,n\nd1,3\n\nd2,4\n",
+    "one_row.csv": "doc,n\nd1,3\n",
+    "no_rows.csv": "doc,n\n",
+    "no_column.csv": "id,n\nd1,3\nd2,4\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN) + sorted(NOT_PLAIN))
+def test_plain_frame_reader_agrees_with_duckdb(tmp_path, monkeypatch, name):
+    text = PLAIN.get(name, NOT_PLAIN.get(name))
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    assert _is_plain(path) == (name in PLAIN)
+    a, b = _read_both(path, monkeypatch)
+    assert a == b
+    a, b = _read_both(path, monkeypatch, allow_similar_ids=True)
+    assert a == b
+
+
+def test_plain_frame_reader_hashes_the_bytes_it_read(tmp_path):
+    import hashlib
+    path = tmp_path / "f.csv"
+    path.write_text("doc,n\n" + "\n".join(f"d{i},{i % 9 + 1}" for i in range(1000)) + "\n")
+    frame, facts = frame_mod.read_frame_hashed(path, "doc")
+    data = path.read_bytes()
+    assert facts == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    assert frame.doc.dtype == object and frame.doc[7] == "d7" and frame.N == float(sum(i % 9 + 1 for i in range(1000)))
+
+
+def test_sample_manifest_is_the_same_by_either_reader(tmp_path, frame_file, monkeypatch):
+    assert _is_plain(frame_file, "doc_id", "chunks")
+    for design in ("srs", "stratified", "pps", "certainty"):
+        assert _sample(tmp_path, frame_file, "--design", design, "--take", "5", out=f"{design}_a.csv") == 0
+        with monkeypatch.context() as m:
+            m.setattr(frame_mod, "_read_plain_text", lambda *a, **k: None)
+            assert _sample(tmp_path, frame_file, "--design", design, "--take", "5", out=f"{design}_b.csv") == 0
+        for ext in ("csv", "json"):
+            a = (tmp_path / f"{design}_a.{ext}").read_text().replace(f"{design}_a.csv", "M")
+            b = (tmp_path / f"{design}_b.{ext}").read_text().replace(f"{design}_b.csv", "M")
+            if ext == "json":   # the manifest's own name and hash differ by that name only
+                a, b = (json.loads(x) for x in (a, b))
+                assert a.pop("manifest_sha256") and b.pop("manifest_sha256")
+            assert a == b, (design, ext)
+
+
+def test_frame_read_by_duckdb_keeps_the_file_order(tmp_path):
+    """A parallel scan may return rows in any order; the frame's order decides the draw, so DuckDB's
+    reader is asked to keep the file's (the same frame, design and seed give the same manifest)."""
+    M = 300_000
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"doc": [f"d{i}" for i in range(M)], "n": np.arange(M) % 7 + 1}), path,
+                   row_group_size=10_000)
+    f = frame_mod.read_frame(path, "doc")
+    assert f.doc[::997].tolist() == [f"d{i}" for i in range(0, M, 997)]
+
+
+ADVERSARIAL = [
+    "doc-1", "Doc-1", "DOC-1 ", " doc-1", "doc-1\t", "doc-1\x1c", "doc 1", "doc  1",
+    "café", "cafe\u0301", "CAFÉ", "Straße", "STRASSE", "strasse", "\u212aelvin", "kelvin", "Kelvin",
+    "ﬁle", "FILE", "İstanbul", "i̇stanbul", "ǅ", "ǆ", "Ǆ", "σ", "Σ", "ς", "a\u00a0", "a",
+    "x", "y", "z", "long-document-identifier-0001-A", "long-document-identifier-0001-a",
+    "long-document-identifier-0002-A", "0001", "1",
+]
+
+
+def _refusal(fn):
+    try:
+        fn()
+    except InputError as e:
+        return str(e)
+    return None
+
+
+def test_vectorised_id_check_refuses_the_same_pairs_as_the_rule():
+    """Frame.from_arrays (hashes of the ids' bytes, then the exact check only where they may collide)
+    refuses exactly what perdoc._rows._similar_ids refuses, with the same message, on lists built from
+    ids that differ in case, surrounding spaces, Unicode form or case folding (or only look alike)."""
+    rng = np.random.default_rng(5)
+    for trial in range(400):
+        k = int(rng.integers(2, 9))
+        ids = list(dict.fromkeys(rng.choice(ADVERSARIAL, size=k).tolist()))   # distinct
+        ids += [f"filler-{i}" for i in range(int(rng.integers(0, 3)))]
+        if len(ids) < 2:
+            continue
+        n = np.ones(len(ids))
+        expected = _refusal(lambda: _similar_ids(np.array(ids, dtype=object), "doc", "the frame", False))
+        got = _refusal(lambda: Frame.from_arrays(ids, n, label="the frame", column="doc"))
+        assert got == expected, ids
+        assert Frame.from_arrays(ids, n, allow_similar_ids=True).doc.tolist() == ids
+
+
+def test_vectorised_id_check_in_the_plain_reader(tmp_path, monkeypatch):
+    """The same through the plain CSV reader (ASCII ids without surrounding spaces: case only)."""
+    ascii_ids = [v for v in ADVERSARIAL if v.isascii() and v == v.strip()]
+    rng = np.random.default_rng(9)
+    for trial in range(60):
+        ids = list(dict.fromkeys(rng.choice(ascii_ids, size=int(rng.integers(2, 8))).tolist()))
+        ids += [f"f{i}" for i in range(3)]
+        path = tmp_path / f"t{trial}.csv"
+        path.write_text("doc,n\n" + "".join(f"{d},{i + 1}\n" for i, d in enumerate(ids)))
+        assert _is_plain(path)
+        a, b = _read_both(path, monkeypatch)
+        assert a == b, ids
+
+
+def test_id_hash_collisions_fall_back_to_the_exact_check(monkeypatch):
+    ids = [f"d{i}" for i in range(50)]
+    ok = Frame.from_arrays(ids, np.ones(50))
+    monkeypatch.setattr(frame_mod, "_ids_clear", lambda *a, **k: False)   # every hash "collides"
+    assert Frame.from_arrays(ids, np.ones(50)).doc.tolist() == ok.doc.tolist()
+    with pytest.raises(InputError, match="1 group"):
+        Frame.from_arrays(ids + ["D3"], np.ones(51))
+    with pytest.raises(InputError, match="appear more than once"):
+        Frame.from_arrays(ids + ["d3"], np.ones(51), allow_similar_ids=True)
+
+
+def test_id_hashes_tell_repeats_and_case_apart():
+    def clear(ids, fold):
+        b = np.frombuffer("\x00".join(ids).encode(), np.uint8)
+        seps = np.flatnonzero(b == 0)
+        return frame_mod._ids_clear(b, np.r_[0, seps + 1], np.r_[seps, b.size], fold_case=fold)
+    base = [f"document-{i:09d}" for i in range(3000)]
+    assert clear(base, True) and clear(base + ["X"], True)
+    assert not clear(base + [base[1234]], False)
+    assert clear(base + [base[1234].upper()], False) and not clear(base + [base[1234].upper()], True)
+    assert not clear(base + ["DOCUMENT-000000007"], True)
+
+
+def test_brewer_draw_does_not_depend_on_the_block_size(monkeypatch):
+    n = np.ceil(np.random.default_rng(2).lognormal(2, 1.5, 5000))
+    pi, certain = brewer_probabilities(n, 25)
+    pi = pi[~certain]
+    ref = brewer_draw(pi, np.random.default_rng(11))
+    for block in (1, 7, 64, 4999, 1 << 20):
+        monkeypatch.setattr(sampling_mod, "_BLOCK", block)
+        assert np.array_equal(brewer_draw(pi, np.random.default_rng(11)), ref)
+
+
+def test_largest_sizes_match_a_stable_sort():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        n = rng.integers(1, 6, int(rng.integers(1, 40))).astype(float)
+        for c in range(n.size + 1):
+            want = np.zeros(n.size, dtype=bool)
+            want[np.argsort(-n, kind="stable")[:c]] = True
+            assert np.array_equal(sampling_mod._largest(n, c), want)
+
+
+def test_frame_total_is_the_correctly_rounded_sum():
+    import math
+    for n in (np.arange(1, 10**5, dtype=float), np.array([2.0**53, 1, 1, 3]), np.array([0.1, 0.2, 0.3])):
+        assert Frame(doc=np.arange(n.size).astype(str).astype(object), n=n).N == math.fsum(n.tolist())

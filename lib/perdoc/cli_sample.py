@@ -23,8 +23,9 @@ def add_plan_design_flags(p, number, integer) -> None:
                    help="with --frame: a labelled pilot, one row per chunk: a planning population over the frame "
                         "takes each document's rate from the pilot document nearest in size (anticipated)")
     p.add_argument("--score", default=None, help="with --census or --pilot-data: the 0/1 score column")
-    p.add_argument("--take", type=integer("--take"), default=None, metavar="M",
-                   help="with --frame: label M chunks of each drawn document")
+    p.add_argument("--take", type=_takes, default=None, metavar="M[,M...]",
+                   help="with --frame: label M chunks of each drawn document; a list (5,20,all) compares takes, "
+                        "'all' labelling whole documents (default: whole documents)")
     p.add_argument("--budget", type=number("--budget"), default=None,
                    help="with --frame: what the labels may cost (--cost-doc per document, --cost-chunk per chunk); "
                         "instead of --half-width")
@@ -37,6 +38,22 @@ def add_plan_design_flags(p, number, integer) -> None:
     p.add_argument("--reps", type=integer("--reps"), default=400,
                    help="with --frame: simulated samples per design and K (default 400)")
     p.add_argument("--seed", type=integer("--seed"), default=1, help="with --frame: seed of the simulation")
+
+
+def _takes(text: str) -> tuple:
+    """``--take`` of perdoc plan: whole numbers of chunks >= 1, or ``all`` (whole documents), by commas."""
+    import argparse
+    out = []
+    for part in str(text).split(","):
+        part = part.strip().lower()
+        if part == "all":
+            out.append(None)
+        elif part.isdigit() and int(part) >= 1:
+            out.append(int(part))
+        else:
+            raise argparse.ArgumentTypeError(f"must be whole numbers of chunks >= 1 or 'all', separated by commas "
+                                             f"(got {text!r})")
+    return tuple(dict.fromkeys(out))
 
 
 def run_plan_designs(args, print_text=print) -> int:
@@ -72,7 +89,13 @@ def run_plan_designs(args, print_text=print) -> int:
         census = planning_population(frame, pilot)
         basis = "pilot"
     level = 0.95 if args.level is None else args.level
-    res = plan_designs(census, ks=ks, designs=designs, take=args.take, half_width=args.half_width, budget=args.budget,
+    takes = args.take or (None,)
+    chunk_scores = None
+    if args.census is not None and any(m is not None for m in takes) and not census.binary:
+        from .study.design_sim import census_chunk_scores
+        chunk_scores = census_chunk_scores(census, args.census, doc=args.doc, score=args.score)
+    res = plan_designs(census, ks=ks, designs=designs, takes=takes, chunk_scores=chunk_scores,
+                       half_width=args.half_width, budget=args.budget,
                        cost_doc=args.cost_doc, cost_chunk=args.cost_chunk, reps=args.reps, seed=args.seed,
                        level=level, basis=basis)
     if args.json:
@@ -82,20 +105,24 @@ def run_plan_designs(args, print_text=print) -> int:
     lines = [f"perdoc plan: designs on the frame {args.frame} ({frame.M:,} documents), simulated on "
              + ("the census" if basis == "census" else "a planning population made from the pilot (anticipated)")
              + f"; {res['reps']} samples per cell; target: {target}",
-             f"  {'design':<11} {'K':>4} {'labels':>8} {'cost':>9} {'half-width':>11} {'coverage':>9}  "]
+             f"  {'design':<11} {'take':>5} {'K':>4} {'labels':>8} {'cost':>9} {'half-width':>11} {'coverage':>9}  "]
     for r in res["rows"]:
+        take = "all" if r.get("take") is None else str(r["take"])
         if "error" in r:
-            lines.append(f"  {r['design']:<11} {r['k']:>4}  not possible: {r['error']}")
+            lines.append(f"  {r['design']:<11} {take:>5} {r['k']:>4}  not possible: {r['error']}")
             continue
         hw = "" if r["half_width"] is None else f"{r['half_width']:.4f}"
         flag = "" if r["holds"] else f"  <- below {level:.0%}"
-        lines.append(f"  {r['design']:<11} {r['k']:>4} {r['labels']:>8.0f} {r['cost']:>9.0f} {hw:>11} "
+        if args.budget is not None and r["cost"] > args.budget:
+            flag += "  (over budget)"
+        lines.append(f"  {r['design']:<11} {take:>5} {r['k']:>4} {r['labels']:>8.0f} {r['cost']:>9.0f} {hw:>11} "
                      f"{r['coverage']:>9.3f}{flag}")
     rec = res["recommended"]
     if rec is None:
         lines.append("no design reaches the target with its coverage holding: try larger K (--ks) or a larger budget")
     else:
-        lines.append(f"recommended: --design {rec['design']} --k {rec['k']}" + (f" --take {args.take}" if args.take else "")
+        lines.append(f"recommended: --design {rec['design']} --k {rec['k']}"
+                     + ("" if rec.get("take") is None else f" --take {rec['take']}")
                      + f" (half-width {rec['half_width']:.4f}, coverage {rec['coverage']:.3f}, about "
                      f"{rec['labels']:.0f} labels)")
     print_text("\n".join(lines))
@@ -165,10 +192,12 @@ def add_sample_parser(sub, number, integer) -> None:
 
 
 def run_sample(args) -> int:
-    from .reading.frame import read_frame
+    from .reading.frame import read_frame_hashed
     from .reading.manifest import manifest_json_path, write_manifest
     from .study.sampling import DEFAULT_ICC, draw_sample
-    frame = read_frame(args.frame, args.doc, n_col=args.frame_n, allow_similar_ids=args.allow_similar_ids)
+    # a plain CSV or TSV frame is read and hashed from one read of its bytes (else hashed below)
+    frame, digest = read_frame_hashed(args.frame, args.doc, n_col=args.frame_n,
+                                      allow_similar_ids=args.allow_similar_ids)
     allocation = args.allocation or ("cost" if (args.cost_doc is not None or args.cost_chunk is not None)
                                      else "neyman")
     sample = draw_sample(frame, design=args.design, k=args.k, seed=args.seed, take=args.take, strata=args.strata,
@@ -177,7 +206,7 @@ def run_sample(args) -> int:
                          cost_doc=1.0 if args.cost_doc is None else args.cost_doc,
                          cost_chunk=0.0 if args.cost_chunk is None else args.cost_chunk,
                          icc=DEFAULT_ICC if args.icc is None else args.icc)
-    facts = _file_facts(args.frame)
+    facts = _file_facts(args.frame) if digest is None else {"file": _file_name(args.frame), **digest}
     facts.update({"doc_column": args.doc, "size_column": args.frame_n, "documents": frame.M,
                   "chunks": int(frame.N)})
     path = write_manifest(sample, args.out, doc=args.doc, frame_facts=facts)
@@ -191,6 +220,11 @@ def run_sample(args) -> int:
         print(f"  stratum {name}: {st['drawn']} of {st['documents']:,} documents ({st['selection']})")
     print(f"wrote {path} and {manifest_json_path(path).name}")
     return 0
+
+
+def _file_name(path) -> str:
+    from pathlib import Path
+    return Path(path).name
 
 
 def _file_facts(path) -> dict:
@@ -262,7 +296,12 @@ def run_simulate_design(args, print_text=print) -> int:
         raise ParameterError("--design needs --census, --doc, --score and --k")
     census = load_chunks(args.census, doc=args.doc, score=args.score, fmt=args.format, metric=args.metric,
                          allow_similar_ids=args.allow_similar_ids)
+    chunk_scores = None
+    if args.take is not None and not census.binary:   # a take of a continuous score labels real chunks
+        from .study.design_sim import census_chunk_scores
+        chunk_scores = census_chunk_scores(census, args.census, doc=args.doc, score=args.score)
     res = simulate_design(census, design=args.design, k=args.k, reps=2000 if args.reps is None else args.reps,
+                          chunk_scores=chunk_scores,
                           seed=1 if args.seed is None else args.seed, level=0.95 if args.level is None else args.level,
                           take=args.take, with_replacement=args.with_replacement, strata=args.strata,
                           remainder=args.remainder)
@@ -271,10 +310,10 @@ def run_simulate_design(args, print_text=print) -> int:
         return 0
     lines = [f"perdoc simulate: {args.design} design, K = {args.k}" + (f", {args.take} chunks each" if args.take else "")
              + f", {res['reps']} samples of {args.census}; census micro mean {res['truth']:.6g}",
-             f"  {'method':<14} {'coverage':>9} {'MC SE':>7} {'mean width':>11} {'miss low':>9} {'miss high':>9}"]
+             f"  {'method':<20} {'coverage':>9} {'MC SE':>7} {'mean width':>11} {'miss low':>9} {'miss high':>9}"]
     for m, v in res["methods"].items():
         w = "" if v["mean_width"] is None else f"{v['mean_width']:.4g}"
-        lines.append(f"  {m.split('.', 1)[1]:<14} {v['coverage']:>9.3f} {v['mc_se']:>7.3f} {w:>11} "
+        lines.append(f"  {m:<20} {v['coverage']:>9.3f} {v['mc_se']:>7.3f} {w:>11} "
                      f"{v['miss_low']:>9.3f} {v['miss_high']:>9.3f}")
     print_text("\n".join(lines))
     return 0

@@ -11,6 +11,7 @@ Parquet), on a connection that loads no extension.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import uuid
@@ -87,24 +88,24 @@ def write_manifest(sample, path, *, doc: str, frame_facts: dict) -> Path:
     tmp_json = side.with_name(f".{side.name}.{tag}.tmp")
     header = [neutralise_csv_cell(doc), "stratum", "prob", "draw"] + (["chunk"] if sample.chunk is not None else []) + ["n"]
     sizes = sample.n
-    h = hashlib.sha256()
+    # the manifest's text is made in memory, then hashed and written: its SHA-256 without reading it back
+    text = io.StringIO(newline="")
+    w = csv.writer(text, lineterminator="\n")
+    w.writerow(header)
+    chunk = sample.chunk
+    for i in range(sample.doc.size):
+        row = [neutralise_csv_cell(str(sample.doc[i])), neutralise_csv_cell(str(sample.stratum[i])),
+               repr(float(sample.prob[i])), int(sample.draw[i])]
+        if chunk is not None:
+            row.append(int(chunk[i]))
+        row.append(int(sizes[i]))
+        w.writerow(row)
+    data = text.getvalue().encode("utf-8")
     try:
-        with open(tmp_csv, "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(header)
-            chunk = sample.chunk
-            for i in range(sample.doc.size):
-                row = [neutralise_csv_cell(str(sample.doc[i])), neutralise_csv_cell(str(sample.stratum[i])),
-                       repr(float(sample.prob[i])), int(sample.draw[i])]
-                if chunk is not None:
-                    row.append(int(chunk[i]))
-                row.append(int(sizes[i]))
-                w.writerow(row)
-        with open(tmp_csv, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
+        with open(tmp_csv, "wb") as f:
+            f.write(data)
         info = {k: v for k, v in sample.info.items() if not k.startswith("_")}
-        meta = {"perdoc_sample": 1, "manifest": path.name, "manifest_sha256": h.hexdigest(),
+        meta = {"perdoc_sample": 1, "manifest": path.name, "manifest_sha256": hashlib.sha256(data).hexdigest(),
                 "rows": int(sample.doc.size), "doc_column": doc, "frame": frame_facts, **info,
                 "versions": {"perdoc": __version__, "numpy": np.__version__}}
         with open(tmp_json, "w", encoding="utf-8") as f:

@@ -247,7 +247,7 @@ def _chunk_scores(study: Study, census: DocTable, *takes):
     if np.array_equal(np.asarray(census.q), np.asarray(census.s)):
         return None   # 0/1: the sums suffice
     from .design_sim import census_chunk_scores
-    return census_chunk_scores(study.census, census, doc=study.data.doc, score=study.data.score)
+    return census_chunk_scores(census, study.census, doc=study.data.doc, score=study.data.score)
 
 
 def strata_experiment(study: Study, census: DocTable):

@@ -49,6 +49,8 @@ ALLOCATIONS = ("neyman", "proportional", "cost")
 #: The intra-document correlation assumed when anticipating residual spreads without a pilot.
 DEFAULT_ICC = 0.1
 MAX_STRATA = 50
+#: Elements per block of :func:`brewer_draw` (its arrays of a block stay in the processor's cache).
+_BLOCK = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -109,11 +111,13 @@ def size_strata(n, H: int) -> np.ndarray:
     cum = np.cumsum(np.sqrt(counts))
     targets = cum[-1] * np.arange(1, H) / H
     cuts = edges[1:][np.searchsorted(cum, targets)]
-    cuts = np.unique(cuts)
+    cuts = cuts[np.concatenate(([True], cuts[1:] != cuts[:-1]))]   # np.unique of these sorted cuts
     idx = np.searchsorted(cuts, x, side="left")
-    # merge strata with fewer than two documents into a neighbour
+    # merge strata with fewer than two documents into a neighbour (labels 0..H-1: counted, not sorted)
     while True:
-        labels, counts = np.unique(idx, return_counts=True)
+        per_label = np.bincount(idx)
+        labels = np.flatnonzero(per_label)
+        counts = per_label[labels]
         small = labels[counts < 2]
         if small.size == 0 or labels.size == 1:
             break
@@ -121,8 +125,8 @@ def size_strata(n, H: int) -> np.ndarray:
         pos = int(np.flatnonzero(labels == s)[0])
         target = labels[pos - 1] if pos > 0 else labels[pos + 1]
         idx[idx == s] = target
-    _, idx = np.unique(idx, return_inverse=True)
-    return idx.astype(np.int64)
+    rank = np.cumsum(np.bincount(idx) > 0) - 1   # each label's place among those left
+    return rank[idx].astype(np.int64)
 
 
 def allocate(K: int, M_h, weight_h, *, minimum: int = 2) -> np.ndarray:
@@ -190,25 +194,55 @@ def brewer_draw(pi, rng: np.random.Generator) -> np.ndarray:
     """Brewer's draw-by-draw sample without replacement with inclusion probabilities exactly ``pi``
     (all below 1, summing to an integer k): at draw j = 1..k, unit d not yet drawn is chosen with
     probability proportional to ``pi_d (k - A - pi_d) / (k - A - pi_d (k - j + 1))``, A being the sum
-    of the drawn units' ``pi`` (Brewer 1975; Tille 2006, algorithm 6.10). Returns the drawn indices."""
+    of the drawn units' ``pi`` (Brewer 1975; Tille 2006, algorithm 6.10). Returns the drawn indices.
+
+    Each draw computes the weights and their running sum block by block (blocks that stay in the
+    processor's cache), every value by the same floating-point steps as one pass over the whole
+    array would take, so the draw does not depend on the block size."""
     pi = np.asarray(pi, dtype=float)
     k = int(round(float(pi.sum())))
-    chosen = np.zeros(pi.size, dtype=bool)
-    picks = []
+    size = pi.size
+    picks: list[int] = []
     A = 0.0
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    block = min(size, _BLOCK)
+    c = np.empty(size)                  # the running sum of the weights
+    w = np.empty(block)                 # a block of weights
+    denom = np.empty(block)
+    keep = np.empty(block, dtype=bool)
+    scratch = np.empty(block, dtype=bool)
     for j in range(1, k + 1):
-        denom = k - A - pi * (k - j + 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(chosen, 0.0, pi * (k - A - pi) / denom)
-        w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
-        total = w.sum()
-        if total <= 0:  # only rounding can bring this: take the largest remaining pi
+        kA = k - A
+        m = k - j + 1
+        for s in range(0, size, block):
+            e = min(s + block, size)
+            p, ww, dd, kk, tt = pi[s:e], w[:e - s], denom[:e - s], keep[:e - s], scratch[:e - s]
+            np.multiply(p, m, out=dd)                   # denom = k - A - pi (k - j + 1)
+            np.subtract(kA, dd, out=dd)
+            np.subtract(kA, p, out=ww)                  # w = pi (k - A - pi) / denom
+            np.multiply(p, ww, out=ww)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(ww, dd, out=ww)
+            if not (ww.min() > 0.0 and ww.max() < np.inf):  # only finite positive weights count
+                np.greater(ww, 0.0, out=kk)
+                np.less(ww, np.inf, out=tt)
+                np.logical_and(kk, tt, out=kk)
+                np.logical_not(kk, out=kk)
+                np.copyto(ww, 0.0, where=kk)
+            for i in picks:                             # units drawn already
+                if s <= i < e:
+                    ww[i - s] = 0.0
+            if s:
+                ww[0] = c[s - 1] + ww[0]                # the running sum goes on from the last block
+            np.cumsum(ww, out=c[s:e])
+        if not c[-1] > 0:  # every weight is 0 (only rounding can bring this): take the largest remaining pi
+            chosen = np.zeros(size, dtype=bool)
+            chosen[picks] = True
             i = int(np.argmax(np.where(chosen, -1.0, pi)))
         else:
-            c = np.cumsum(w)
             i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
-            i = min(i, pi.size - 1)
-        chosen[i] = True
+            i = min(i, size - 1)
         picks.append(i)
         A += float(pi[i])
     return np.sort(np.asarray(picks, dtype=np.int64))
@@ -327,10 +361,7 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
                     raise ParameterError(f"--certainty-size {certainty_size:g}: {int(certain.sum())} documents have "
                                          f"that many chunks or more, leaving fewer than 2 of --k {k} for the rest")
             elif remainder == "srs":
-                c = certainty_cut(n, k, icc=icc)
-                order = np.argsort(-n, kind="stable")
-                certain = np.zeros(M, dtype=bool)
-                certain[order[:c]] = True
+                certain = _largest(n, certainty_cut(n, k, icc=icc))
             else:
                 certain = np.zeros(M, dtype=bool)
         else:
@@ -348,9 +379,9 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
             pi_rest = np.full(rest.size, k_rest / max(rest.size, 1))
         if k_rest > 0 and rest.size:
             if use_pps:
-                pick = rest[brewer_draw(pi_rest, rng)]
-                prob_of = dict(zip(rest.tolist(), pi_rest.tolist()))
-                rest_prob = np.array([prob_of[i] for i in pick.tolist()])
+                drawn = brewer_draw(pi_rest, rng)
+                pick = rest[drawn]
+                rest_prob = pi_rest[drawn]
             else:
                 pick = np.sort(rng.choice(rest, size=k_rest, replace=False))
                 rest_prob = np.full(pick.size, k_rest / rest.size)
@@ -372,9 +403,28 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
         if design == "certainty":
             info["remainder"] = remainder
             info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
-    info["documents_drawn"] = int(np.unique(rows[0]).size)
+    info["documents_drawn"] = len(set(rows[0].tolist()))   # (np.unique would import numpy.ma: 50 ms)
     info["labels"] = int(labelled[rows[0]].sum())
     return _finish(frame, rows, take, rng, info)
+
+
+def _largest(n, c: int) -> np.ndarray:
+    """Where the ``c`` largest sizes are, ties going to the earlier document: the first ``c`` of
+    ``np.argsort(-n, kind="stable")``, found by a partition (O(M)) instead of a sort."""
+    M = n.size
+    if not np.all(np.isfinite(n)):   # (a frame's sizes always are)
+        certain = np.zeros(M, dtype=bool)
+        certain[np.argsort(-n, kind="stable")[:c]] = True
+        return certain
+    if c <= 0:
+        return np.zeros(M, dtype=bool)
+    if c >= M:
+        return np.ones(M, dtype=bool)
+    cut = np.partition(n, M - c)[M - c]   # the c-th largest size
+    certain = n > cut
+    ties = np.flatnonzero(n == cut)
+    certain[ties[:c - int(certain.sum())]] = True
+    return certain
 
 
 def _stratum_names(n, h, H) -> list[str]:
