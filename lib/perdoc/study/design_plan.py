@@ -8,7 +8,8 @@ from the pilot, every frame document given the scores of the pilot document near
 to label), the cost (``cost_doc`` per document plus ``cost_chunk`` per label), the mean half-width
 of the design's leading interval and its simulated coverage. The recommendation is the cheapest
 design that reaches the target half-width (or, with a label budget, the narrowest within it) among
-those whose coverage holds the level within Monte Carlo error at every K tried up to it.
+those whose coverage holds the level within Monte Carlo error at the chosen K and at twice it (simulated
+when it is off the grid): a design whose coverage falls as K grows is passed over.
 """
 
 from __future__ import annotations
@@ -36,8 +37,13 @@ def planning_population(frame, pilot, sizes=None):
     pos = np.clip(np.searchsorted(lp, np.log(n)), 0, lp.size - 1)
     left = np.clip(pos - 1, 0, lp.size - 1)
     nearest = np.where(np.abs(lp[left] - np.log(n)) <= np.abs(lp[pos] - np.log(n)), left, pos)
-    r = rate[order][nearest]
     rng = np.random.Generator(np.random.PCG64(20261201))
+    # pilot documents of the same size are tied: each frame document takes one of them at random (the
+    # first of them for all would give every frame document of that size one pilot document's rate)
+    lo = np.searchsorted(lp, lp[nearest], side="left")
+    hi = np.searchsorted(lp, lp[nearest], side="right")
+    nearest = lo + np.floor(rng.random(n.size) * (hi - lo)).astype(np.int64)
+    r = rate[order][nearest]
     s = rng.binomial(n.astype(np.int64), np.clip(r, 0.0, 1.0)).astype(float)
     return DocTable.from_arrays(n, s, s, doc=np.asarray(frame.doc, dtype=object).astype(str),
                                 source={"path": "planning population (pilot rates by nearest log size)"})
@@ -91,7 +97,14 @@ def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "p
                 done += _affordable(done, run, design, m, budget=budget, cost_doc=cost_doc, cost_chunk=cost_chunk,
                                     documents=census.K)
             rows += sorted(done, key=lambda r: r["k"])
-    rec = _recommend(rows, half_width=half_width, budget=budget)
+    def verify(row):   # twice the documents (or all but one), to see that the coverage does not fall
+        k2 = min(2 * row["k"], census.K - 1)
+        if k2 <= row["k"]:
+            return None
+        return {**run(row["design"], row.get("take"), k2), "check": True}
+
+    rec = _recommend(rows, half_width=half_width, budget=budget, verify=verify)
+    rows.sort(key=lambda r: (designs.index(r["design"]), takes.index(r.get("take")), r["k"]))
     return {"basis": basis, "level": level, "take": take if len(takes) == 1 else None, "takes": list(takes),
             "reps": reps, "cost_doc": cost_doc, "cost_chunk": cost_chunk, "half_width_target": half_width,
             "budget": budget, "rows": rows, "recommended": rec}
@@ -123,24 +136,37 @@ def _affordable(done, run, design, take, *, budget, cost_doc, cost_chunk, docume
     return extra
 
 
-def _recommend(rows, *, half_width, budget):
+def _recommend(rows, *, half_width, budget, verify=None):
     """The cheapest design reaching the target half-width (or the narrowest within the budget) whose
-    coverage held at every K tried up to the chosen one."""
+    coverage holds at the chosen K and at every larger K tried up to twice it. ``verify(row)``
+    simulates the row's design and take at twice its K (a row dict, or None where that is not
+    possible); a candidate whose coverage fails there is passed over, so a design whose coverage
+    falls as K grows is not recommended. Smaller K do not count against a candidate: a design may fail
+    with 5 documents and hold from 10 on."""
+    def same(x, r):
+        return x["design"] == r["design"] and x.get("take") == r.get("take") and "error" not in x
+
+    def holds_from(r):
+        return all(x["holds"] for x in rows if same(x, r) and r["k"] <= x["k"] <= 2 * r["k"])
+
     ok = []
     for r in rows:
-        if "error" in r or r["half_width"] is None:
-            continue
-        earlier = [x for x in rows if x["design"] == r["design"] and x.get("take") == r.get("take")
-                   and "error" not in x and x["k"] <= r["k"]]
-        if not all(x["holds"] for x in earlier):
+        if "error" in r or r["half_width"] is None or not r["holds"]:
             continue
         if half_width is not None and r["half_width"] <= half_width:
-            ok.append((r["cost"], r["half_width"], r))
+            ok.append((r["cost"], r["half_width"], r["k"], r))
         if budget is not None and r["cost"] <= budget:
-            ok.append((r["half_width"], r["cost"], r))
-    if not ok:
-        return None
-    best = min(ok, key=lambda t: (t[0], t[1]))[2]
-    return {"design": best["design"], "k": best["k"], "take": best.get("take"), "half_width": best["half_width"],
-            "coverage": best["coverage"], "mc_se": best["mc_se"], "labels": best["labels"], "cost": best["cost"],
-            "method": best["method"]}
+            ok.append((r["half_width"], r["cost"], r["k"], r))
+    for *_, best in sorted(ok, key=lambda t: t[:3]):
+        if not holds_from(best):
+            continue
+        if verify is not None and not any(same(x, best) and x["k"] >= 2 * best["k"] for x in rows):
+            extra = verify(best)
+            if extra is not None:
+                rows.append(extra)
+                if not holds_from(best):
+                    continue
+        return {"design": best["design"], "k": best["k"], "take": best.get("take"), "half_width": best["half_width"],
+                "coverage": best["coverage"], "mc_se": best["mc_se"], "labels": best["labels"],
+                "cost": best["cost"], "method": best["method"]}
+    return None
