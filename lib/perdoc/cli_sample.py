@@ -163,8 +163,9 @@ def add_sample_parser(sub, number, integer) -> None:
                         "proportional to size; the largest documents certain when their probability reaches 1), "
                         "certainty (a take-all stratum of the largest documents, then SRS or PPS of the rest)")
     p.add_argument("--take", type=integer("--take"), default=None, metavar="M",
-                   help="label M chunks of each drawn document, drawn at random (all when it has fewer); "
-                        "default: every chunk")
+                   help="label M chunks of each drawn document, drawn at random (all when it has fewer; "
+                        "under pps a certainty document gets proportionally more, so that every chunk has the "
+                        "same chance); default: every chunk")
     p.add_argument("--seed", type=integer("--seed"), required=True, help="seed of the draw")
     p.add_argument("--out", required=True, metavar="MANIFEST.csv",
                    help="the manifest to write (a .json with the same stem is written beside it)")

@@ -28,7 +28,7 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
     scores of the first document, then the second's...), so that a take of a continuous metric labels
     real chunks; a 0/1 census needs only its sums (hypergeometric takes)."""
     from ..reading.frame import Frame
-    from .sampling import draw_sample
+    from .sampling import doc_takes, draw_sample
     from ..methods.survey import design_estimate
     from ..reading.manifest import SampleData, stage_fractions
     n = np.asarray(census.n, dtype=float)
@@ -64,12 +64,12 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
         if take is None:
             m, ss, qq = N, s[idx], q[idx]
         elif binary:
-            m = np.minimum(N, take)
+            m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
             ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
                                     m.astype(np.int64)).astype(float)
             qq = ss
         else:   # a take of real chunks, without replacement within each drawn document
-            m = np.minimum(N, take)
+            m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
             ss = np.empty(idx.size)
             qq = np.empty(idx.size)
             for j, (i, nj, mj) in enumerate(zip(idx.tolist(), N.astype(np.int64).tolist(), m.astype(np.int64).tolist())):
