@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass, replace
 
 from .errors import PerdocError
 
@@ -29,7 +30,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="perdoc", description="Per-document uncertainty for retrieval and RAG evaluation.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    _add_estimate_parser(sub)
+    _add_compare_parser(sub)
+    _add_plan_parser(sub)
+    _add_simulate_parser(sub)
+    from .cli_sample import add_sample_parser
+    add_sample_parser(sub, _number, _integer)
+    _add_report_parser(sub)
+    return p
 
+
+def _add_estimate_parser(sub) -> None:
+    """``perdoc estimate``: one system's micro and macro means from rows or a per-document table."""
     e = sub.add_parser("estimate", help="estimate the micro and macro means of one system",
                        description="Estimate the micro and macro means of one system from per-chunk "
                                    "(or per-query) rows, or from a per-document table (--n/--s).")
@@ -64,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trec_flags(e)
     _add_input_flags(e)
 
+
+def _add_compare_parser(sub) -> None:
+    """``perdoc compare``: two systems scored on the same documents (A - B)."""
     c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B)",
                        description="Paired comparison of two score columns on the same rows: per-document "
                                    "differences, every interval method, correlation, ties and a "
@@ -87,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trec_flags(c, compare=True)
     _add_input_flags(c)
 
+
+def _add_plan_parser(sub) -> None:
+    """``perdoc plan``: how many documents to sample for a target half-width."""
     pl = sub.add_parser("plan", help="how many documents to sample for a target half-width",
                         description="Smallest number of documents K whose interval half-width reaches the "
                                     "target: t(1-a/2; df) * S / sqrt(K) * sqrt(1 - K/M). Give the spread S "
@@ -118,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_sample import add_plan_design_flags
     add_plan_design_flags(pl, _number, _integer)
 
+
+def _add_simulate_parser(sub) -> None:
+    """``perdoc simulate``: the coverage of every interval method by simulation."""
     sm = sub.add_parser("simulate", help="which interval holds its level on your data: coverage by simulation",
                         description="Draw repeated samples of K documents from a census (or a pilot treated as "
                                     "the population), compute every interval method on each, and report per "
@@ -146,9 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_sample import add_design_flags
     add_design_flags(sm, _number, _integer)
 
-    from .cli_sample import add_sample_parser
-    add_sample_parser(sub, _number, _integer)
 
+def _add_report_parser(sub) -> None:
+    """``perdoc report``: one offline HTML report per params file."""
     r = sub.add_parser("report", help="render one offline HTML report per params file",
                        description="Execute the notebooks for each params file and write "
                                    "<out>/<name>/report.html, summary.json and documents.csv. A report "
@@ -165,7 +186,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--name", metavar="NAME", default=None,
                    help="name of the report's folder under --out, overriding the params file's name key (one "
                         "params file only; default: that name)")
-    return p
 
 
 FORMATS = ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq", "inspect", "lm-eval", "ragas", "deepeval")
@@ -272,20 +292,22 @@ def _engine_options(args) -> dict:
 
 
 def _number(flag):
-    def conv(x):
-        try:
-            return float(x)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a number (got {x!r})") from None
-    return conv
+    """An argparse type for ``flag``: a float, else one line saying a number was expected."""
+    return _converter(flag, float, "a number")
 
 
 def _integer(flag):
+    """An argparse type for ``flag``: an int, else one line saying an integer was expected."""
+    return _converter(flag, int, "an integer")
+
+
+def _converter(flag, cast, what: str):
+    """An argparse type that applies ``cast``, and names ``flag`` and ``what`` it must be when it fails."""
     def conv(x):
         try:
-            return int(x)
+            return cast(x)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be an integer (got {x!r})") from None
+            raise argparse.ArgumentTypeError(f"{flag} must be {what} (got {x!r})") from None
     return conv
 
 
@@ -315,16 +337,10 @@ def _run(argv) -> int:
         from . import __version__
         print(f"perdoc {__version__}")
         return 0
-    if args.command == "estimate":
-        return _estimate(args)
-    if args.command == "compare":
-        return _compare(args)
-    if args.command == "report":
-        return _report(args)
-    if args.command == "plan":
-        return _plan(args)
-    if args.command == "simulate":
-        return _simulate(args)
+    commands = {"estimate": _estimate, "compare": _compare, "report": _report, "plan": _plan,
+                "simulate": _simulate}
+    if args.command in commands:
+        return commands[args.command](args)
     if args.command == "sample":
         from .cli_sample import run_sample
         return run_sample(args)
@@ -346,9 +362,7 @@ def _estimate(args) -> int:
     doc_name = args.doc or "doc"
     if table is None:
         table, aggregated = _load_estimate_input(args, load_chunks, load_docs)
-    pop = args.population_size
-    if pop is not None and float(pop).is_integer():
-        pop = int(pop)
+    pop = _population_size(args)
     frame = None
     if args.frame is not None:
         from .reading.frame import read_frame
@@ -360,6 +374,14 @@ def _estimate(args) -> int:
         write_table(table, args.write_table, doc_name=doc_name)
     _print_estimates(args, result, table, aggregated)
     return 0
+
+
+def _population_size(args):
+    """--population-size as an int when it is a whole number, else as given (None when not given)."""
+    pop = args.population_size
+    if pop is not None and float(pop).is_integer():
+        pop = int(pop)
+    return pop
 
 
 def _load_estimate_input(args, load_chunks, load_docs):
@@ -388,7 +410,6 @@ def _load_estimate_input(args, load_chunks, load_docs):
 
 def _estimate_params(args) -> int:
     """``perdoc estimate --params FILE``: data, columns, design and intervals from the params file."""
-    from dataclasses import replace
     from .errors import ParameterError
     from .reading.io import write_table
     from .study.params import load_params
@@ -432,7 +453,6 @@ def _print_estimates(args, result, table, aggregated) -> None:
 
 
 def _compare(args) -> int:
-    from .study.compare import compare
     from .reading.io import load_pairs
     adapted = _adapted_input(args, compare=True)
     if adapted is not None:
@@ -447,30 +467,20 @@ def _compare(args) -> int:
         raise ParameterError("give a data file (or --backend URL --table NAME)")
     pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired,
                        **_input_options(args))
-    pop = args.population_size
-    if pop is not None and float(pop).is_integer():
-        pop = int(pop)
-    result = compare(pairs, level=args.level, population_size=pop, replicates=args.replicates, seed=args.seed)
-    if args.json:
-        out = result.to_dict()
-        out["input"] = dict(pairs.source)
-        print(json.dumps(out, indent=2))
-    else:
-        _print_text(format_comparison(result, pairs))
-    return 0
+    return _compare_pairs(args, pairs, exclusions=False)
 
 
-def _compare_pairs(args, pairs) -> int:
-    """Compare an already loaded pair table and print it (the adapters' route)."""
+def _compare_pairs(args, pairs, exclusions: bool = True) -> int:
+    """Compare an already loaded pair table and print it; with ``exclusions`` (the adapters' route) the
+    JSON's input also lists the rows left out."""
     from .study.compare import compare
-    pop = args.population_size
-    if pop is not None and float(pop).is_integer():
-        pop = int(pop)
-    result = compare(pairs, level=args.level, population_size=pop, replicates=args.replicates, seed=args.seed)
+    result = compare(pairs, level=args.level, population_size=_population_size(args), replicates=args.replicates,
+                     seed=args.seed)
     if args.json:
         out = result.to_dict()
         out["input"] = dict(pairs.source)
-        out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
+        if exclusions:
+            out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
         print(json.dumps(out, indent=2))
     else:
         _print_text(format_comparison(result, pairs))
@@ -540,90 +550,136 @@ def _plan(args) -> int:
         return run_plan_designs(args, _print_text)
     if args.half_width is None:
         raise ParameterError("missing --half-width (the target half-width of the interval)")
-    from .study.plan import DF_RULES, SPREAD_RULES, df_rule_key, pilot_inputs, plan_k, spread_problem
-    estimand, sd, M, level = args.estimand, args.sd, args.population_size, args.level
-    rule = df_rule_key(args.df_rule)
-    source, sizes, spread_rule, pilot, pilot_k = "given", None, "given", None, None
-    design_note = None
+    from .study.plan import df_rule_key, plan_k
+    inputs = _PlanInputs(estimand=args.estimand, sd=args.sd, M=args.population_size, level=args.level,
+                         rule=df_rule_key(args.df_rule))
     if args.params is None and args.pilot is not None:
         raise ParameterError("--pilot goes with --params (the study whose census or dataset is the pilot)")
     if args.params is not None:
-        from .study.params import load_params
-        from .study.run import load_study_census, load_study_table
-        if sd is not None:
-            raise ParameterError("give --sd or --params (the pilot), not both")
-        study = load_params(args.params)
-        table = load_study_table(study)
-        census = load_study_census(study) if args.pilot != "study" else None
-        if args.pilot == "census" and census is None:
-            raise ParameterError(f"--pilot census: {args.params} names no census (params key census.path)")
-        estimand = estimand or study.estimand.kind
-        pilot = "census" if census is not None else "study"
-        table_used = census if census is not None else table
-        sd, sizes, rule, spread_rule = pilot_inputs(table_used, estimand, own_sample=census is None, df_rule=rule)
-        problem = spread_problem(table_used, estimand, sd, source="census" if census is not None else "pilot")
-        if problem:
-            raise ParameterError(problem)
-        if M is None:
-            M = _plan_population_size(study, table, census)
-            if study.design.sampling not in ("srs", "census"):
-                design_note = (f"a plan for a simple random sample of documents ({study.name}'s design is "
-                               f"{study.design.sampling.replace('_', '-')}), without the finite population "
-                               "correction, as in the report; --population-size M adds it")
-        level = level if level is not None else study.intervals.level
-        pilot_k = table_used.K
-        source = f"{'census' if census is not None else 'pilot'}: {study.name} (K = {pilot_k:,} documents)"
-    if estimand is None:
+        inputs = _plan_pilot(args, inputs)
+    inputs = _checked_plan_inputs(inputs)
+    plan = plan_k(inputs.sd, args.half_width, level=0.95 if inputs.level is None else inputs.level,
+                  population_size=inputs.M, estimand=inputs.estimand, sizes=inputs.sizes)
+    if args.json:
+        print(json.dumps(_plan_json(plan, inputs), indent=2))
+    else:
+        _print_text(_plan_text(plan, inputs))
+    return 0
+
+
+@dataclass(frozen=True)
+class _PlanInputs:
+    """What ``perdoc plan`` plans from: the flags, and with --params the pilot (its census or dataset)."""
+
+    estimand: str | None
+    sd: float | None
+    M: float | None
+    level: float | None
+    rule: str
+    source: str = "given"
+    sizes: object = None
+    spread_rule: str = "given"
+    pilot: str | None = None
+    pilot_k: int | None = None
+    design_note: str | None = None
+
+
+def _plan_pilot(args, inputs: _PlanInputs) -> _PlanInputs:
+    """The plan's inputs taken from the params file's pilot: its census (when it names one), else its dataset."""
+    from .errors import ParameterError
+    from .study.params import load_params
+    from .study.plan import pilot_inputs, spread_problem
+    from .study.run import load_study_census, load_study_table
+    if inputs.sd is not None:
+        raise ParameterError("give --sd or --params (the pilot), not both")
+    study = load_params(args.params)
+    table = load_study_table(study)
+    census = load_study_census(study) if args.pilot != "study" else None
+    if args.pilot == "census" and census is None:
+        raise ParameterError(f"--pilot census: {args.params} names no census (params key census.path)")
+    estimand = inputs.estimand or study.estimand.kind
+    table_used = census if census is not None else table
+    sd, sizes, rule, spread_rule = pilot_inputs(table_used, estimand, own_sample=census is None,
+                                                df_rule=inputs.rule)
+    problem = spread_problem(table_used, estimand, sd, source="census" if census is not None else "pilot")
+    if problem:
+        raise ParameterError(problem)
+    M, design_note = inputs.M, None
+    if M is None:
+        M = _plan_population_size(study, table, census)
+        if study.design.sampling not in ("srs", "census"):
+            design_note = (f"a plan for a simple random sample of documents ({study.name}'s design is "
+                           f"{study.design.sampling.replace('_', '-')}), without the finite population "
+                           "correction, as in the report; --population-size M adds it")
+    return replace(inputs, estimand=estimand, sd=sd, M=M, rule=rule, sizes=sizes, spread_rule=spread_rule,
+                   level=inputs.level if inputs.level is not None else study.intervals.level,
+                   pilot="census" if census is not None else "study", pilot_k=table_used.K,
+                   source=f"{'census' if census is not None else 'pilot'}: {study.name} "
+                          f"(K = {table_used.K:,} documents)", design_note=design_note)
+
+
+def _checked_plan_inputs(inputs: _PlanInputs) -> _PlanInputs:
+    """The inputs with every one the plan needs present, and M a whole number of documents."""
+    from .errors import ParameterError
+    if inputs.estimand is None:
         raise ParameterError("missing --estimand (macro or micro)")
-    if sd is None:
+    if inputs.sd is None:
         raise ParameterError("missing --sd (the spread S) or --params (a pilot dataset)")
-    if sizes is None and rule == "bell-mccaffrey":
+    if inputs.sizes is None and inputs.rule == "bell-mccaffrey":
         raise ParameterError("--df-rule bell-mccaffrey needs the document sizes of a pilot or census: give --params "
                              "(with --sd the degrees of freedom are K - 1)")
-    if M is not None:
-        if not float(M).is_integer():
-            raise ParameterError(f"--population-size must be a whole number of documents (got {M:g})")
-        M = int(M)
-    plan = plan_k(sd, args.half_width, level=0.95 if level is None else level, population_size=M,
-                  estimand=estimand, sizes=sizes)
+    if inputs.M is None:
+        return inputs
+    if not float(inputs.M).is_integer():
+        raise ParameterError(f"--population-size must be a whole number of documents (got {inputs.M:g})")
+    return replace(inputs, M=int(inputs.M))
+
+
+def _plan_json(plan, inputs: _PlanInputs) -> dict:
+    """``perdoc plan --json``: the plan and where its spread and degrees of freedom came from."""
+    from .study.plan import DF_RULES, SPREAD_RULES
+    out = plan.to_dict()
+    out["sd_source"] = inputs.source
+    out["df_rule_text"] = DF_RULES[plan.df_rule]
+    out["spread_rule"] = inputs.spread_rule
+    out["spread_rule_text"] = SPREAD_RULES.get(inputs.spread_rule, "given (--sd)")
+    out["pilot"] = inputs.pilot
+    out["pilot_K"] = inputs.pilot_k
+    return out
+
+
+def _plan_text(plan, inputs: _PlanInputs) -> str:
+    """``perdoc plan`` as plain text: the plan, its rule and the notes that qualify it."""
+    from .study.plan import SPREAD_RULES
+    pilot, pilot_k = inputs.pilot, inputs.pilot_k
     rule_text = (f"CR2 with the Bell-McCaffrey df of K documents sized like the "
                  f"{'census' if pilot == 'census' else 'pilot'}'s" if plan.df_rule == "bell-mccaffrey"
                  else "t with K - 1 df")
-    rule_text += ", spread " + SPREAD_RULES.get(spread_rule, "given (--sd)").split(",")[0]
+    rule_text += ", spread " + SPREAD_RULES.get(inputs.spread_rule, "given (--sd)").split(",")[0]
     if pilot is not None:
-        default_rule = (plan.df_rule == "bell-mccaffrey") == (estimand == "micro")
+        default_rule = (plan.df_rule == "bell-mccaffrey") == (inputs.estimand == "micro")
         rule_text += (" (the report's rule)" if default_rule else
                       " (--df-rule k-1; the report's rule: CR2 with Bell-McCaffrey df)")
-    if args.json:
-        out = plan.to_dict()
-        out["sd_source"] = source
-        out["df_rule_text"] = DF_RULES[plan.df_rule]
-        out["spread_rule"] = spread_rule
-        out["spread_rule_text"] = SPREAD_RULES.get(spread_rule, "given (--sd)")
-        out["pilot"] = pilot
-        out["pilot_K"] = pilot_k
-        print(json.dumps(out, indent=2))
-    else:
-        lines = [f"perdoc plan: {estimand} mean, spread S = {plan.sd:.4g} ({source}), level {plan.level:g}",
-                 f"rule: {rule_text}",
-                 f"K = {plan.K} documents give a half-width of {plan.half_width:.4g} (target {plan.target:g})"
-                 + (f" with M = {plan.population_size:,}" if plan.population_size else "") + f", df {plan.df:.4g}"]
-        if plan.K_without_fpc is not None:
-            lines.append(f"without the finite population correction: K = {plan.K_without_fpc}")
-        lines += [f"note: {n}" for n in plan.notes]
-        if pilot == "study" and plan.df_rule == "bell-mccaffrey" and pilot_k > 2:
-            from .study.plan import planned_df
-            df_own = planned_df(pilot_k, sizes)
-            if df_own < (pilot_k - 1) / 4:
-                lines.append(f"note: a few documents carry most of the weight: at the pilot's K = {pilot_k} the "
-                             f"Bell-McCaffrey df are {df_own:.3g}, far below K - 1 = {pilot_k - 1}, so the pilot's "
-                             "spread rests on very few documents and the plan is optimistic; check it by "
-                             "simulation, or plan from a census")
-        if design_note:
-            lines.append(f"note: {design_note}")
-        lines.append("note: an approximation (it ignores skewness): check the planned design by simulation")
-        _print_text("\n".join(lines))
-    return 0
+    lines = [f"perdoc plan: {inputs.estimand} mean, spread S = {plan.sd:.4g} ({inputs.source}), "
+             f"level {plan.level:g}",
+             f"rule: {rule_text}",
+             f"K = {plan.K} documents give a half-width of {plan.half_width:.4g} (target {plan.target:g})"
+             + (f" with M = {plan.population_size:,}" if plan.population_size else "") + f", df {plan.df:.4g}"]
+    if plan.K_without_fpc is not None:
+        lines.append(f"without the finite population correction: K = {plan.K_without_fpc}")
+    lines += [f"note: {n}" for n in plan.notes]
+    if pilot == "study" and plan.df_rule == "bell-mccaffrey" and pilot_k > 2:
+        from .study.plan import planned_df
+        df_own = planned_df(pilot_k, inputs.sizes)
+        if df_own < (pilot_k - 1) / 4:
+            lines.append(f"note: a few documents carry most of the weight: at the pilot's K = {pilot_k} the "
+                         f"Bell-McCaffrey df are {df_own:.3g}, far below K - 1 = {pilot_k - 1}, so the pilot's "
+                         "spread rests on very few documents and the plan is optimistic; check it by "
+                         "simulation, or plan from a census")
+    if inputs.design_note:
+        lines.append(f"note: {inputs.design_note}")
+    lines.append("note: an approximation (it ignores skewness): check the planned design by simulation")
+    return "\n".join(lines)
 
 
 def _plan_population_size(study, table, census):
@@ -644,7 +700,6 @@ def _plan_population_size(study, table, census):
 
 
 def _simulate(args) -> int:
-    from dataclasses import replace
     from .errors import ParameterError
     from .reading.io import load_chunks, load_pairs
     from .study.simulate import simulate, simulate_pairs

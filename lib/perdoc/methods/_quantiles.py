@@ -120,7 +120,8 @@ _STIRLING = (1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0
 
 
 def _stirling_w(z: float) -> float:
-    """``lgamma(z) - ((z - 1/2) log z - z + log(2 pi)/2)``, for ``z >= 10``."""
+    """``lgamma(z) - ((z - 1/2) log z - z + log(2 pi)/2)``, for ``z >= 10`` (a float, or a float64
+    array element by element: the array forms below use it too)."""
     iz = 1.0 / z
     iz2 = iz * iz
     s = 0.0
@@ -143,7 +144,8 @@ _SPLIT = 134217729.0   # 2^27 + 1
 
 
 def _two_prod(a: float, b: float):
-    """``(p, e)`` with ``p = fl(a b)`` and ``p + e = a b`` exactly (Dekker)."""
+    """``(p, e)`` with ``p = fl(a b)`` and ``p + e = a b`` exactly (Dekker); floats, or float64 arrays
+    element by element (the array forms below use it too)."""
     p = a * b
     t = _SPLIT * a
     ah = t - (t - a)
@@ -155,7 +157,7 @@ def _two_prod(a: float, b: float):
 
 
 def _dot2(a: float, b: float, c: float, d: float) -> float:
-    """``a b + c d`` with the products' rounding errors compensated."""
+    """``a b + c d`` with the products' rounding errors compensated (floats, or float64 arrays)."""
     p, e = _two_prod(a, b)
     q, f = _two_prod(c, d)
     return (p + q) + (e + f)
@@ -473,7 +475,8 @@ def stdtrit(df: float, q: float) -> float:
 # checks it): a sample's interval must not depend on whether it was computed alone (``estimate``)
 # or among thousands (``simulate``). Additions, multiplications, divisions and square roots are
 # correctly rounded in numpy as in Python; the transcendental functions are Python's ``math``
-# ones, applied element by element (numpy's own may differ in the last bit).
+# ones, applied element by element (numpy's own may differ in the last bit). Scalar functions made
+# of arithmetic alone (:func:`_stirling_w`, :func:`_two_prod`, :func:`_dot2`) serve arrays as they are.
 
 _np = None
 
@@ -524,26 +527,6 @@ def _v_rlog1(e):
     return out
 
 
-def _v_stirling_w(z):
-    iz = 1.0 / z
-    iz2 = iz * iz
-    s = 0.0
-    for c in reversed(_STIRLING):
-        s = s * iz2 + c
-    return s * iz
-
-
-def _v_two_prod(a, b):
-    p = a * b
-    t = _SPLIT * a
-    ah = t - (t - a)
-    al = a - ah
-    t = _SPLIT * b
-    bh = t - (t - b)
-    bl = b - bh
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
 def _v_log_x(x, y):
     np = _numpy()
     out = np.empty_like(x)
@@ -560,13 +543,11 @@ def _v_prefactor(a, b, x, y):
     if both.any():
         aa, bb, xx, yy = a[both], b[both], x[both], y[both]
         s = aa + bb
-        p, e = _v_two_prod(aa, yy)
-        q, f = _v_two_prod(-bb, xx)
-        lam = (p + q) + (e + f)
+        lam = _dot2(aa, yy, -bb, xx)
         u = _v_rlog1(-lam / aa)
         v = _v_rlog1(lam / bb)
         logp = (-(aa * u + bb * v) + 0.5 * _m(math.log, aa * (bb / s)) - _LOG_SQRT_2PI
-                + _v_stirling_w(s) - _v_stirling_w(aa) - _v_stirling_w(bb))
+                + _stirling_w(s) - _stirling_w(aa) - _stirling_w(bb))
         out[both] = _m(math.exp, logp)
     one = ~both & ((a >= _BIG) | (b >= _BIG))
     if one.any():
@@ -575,7 +556,7 @@ def _v_prefactor(a, b, x, y):
         big = np.where(aa < bb, bb, aa)
         s = big + small
         ratio = (-(big - 0.5) * _m(math.log1p, small / big) - small * _m(math.log, s) + small
-                 + _v_stirling_w(big) - _v_stirling_w(s))
+                 + _stirling_w(big) - _stirling_w(s))
         lbeta = _m(math.lgamma, small) + ratio
         out[one] = _m(math.exp, aa * _v_log_x(xx, yy) + bb * _v_log_x(yy, xx) - lbeta)
     none = ~both & ~one
@@ -584,6 +565,17 @@ def _v_prefactor(a, b, x, y):
         out[none] = (_m2(math.pow, xx, aa) * _m2(math.pow, yy, bb)
                      * (_m(math.gamma, aa + bb) / (_m(math.gamma, aa) * _m(math.gamma, bb))))
     return out
+
+
+def _v_lentz_step(aa, c, d):
+    """:func:`_lentz_step` on arrays: the new ``c``, ``d`` and the factor, element by element the same."""
+    np = _numpy()
+    d = 1.0 + aa * d
+    d = np.where(np.abs(d) < _TINY, _TINY, d)
+    c = 1.0 + aa / c
+    c = np.where(np.abs(c) < _TINY, _TINY, c)
+    d = 1.0 / d
+    return c, d, d * c
 
 
 def _v_betacf(a, b, x, y):
@@ -602,21 +594,9 @@ def _v_betacf(a, b, x, y):
         if idx.size == 0:
             break
         m2 = 2 * m
-        aa = m * (B - m) * X / ((QAM + m2) * (A + m2))
-        d = 1.0 + aa * d
-        d = np.where(np.abs(d) < _TINY, _TINY, d)
-        c = 1.0 + aa / c
-        c = np.where(np.abs(c) < _TINY, _TINY, c)
-        d = 1.0 / d
-        de1 = d * c
+        c, d, de1 = _v_lentz_step(m * (B - m) * X / ((QAM + m2) * (A + m2)), c, d)            # even term
         H = H * de1
-        aa = -(A + m) * (QAB + m) * X / ((A + m2) * (QAP + m2))
-        d = 1.0 + aa * d
-        d = np.where(np.abs(d) < _TINY, _TINY, d)
-        c = 1.0 + aa / c
-        c = np.where(np.abs(c) < _TINY, _TINY, c)
-        d = 1.0 / d
-        de = d * c
+        c, d, de = _v_lentz_step(-(A + m) * (QAB + m) * X / ((A + m2) * (QAP + m2)), c, d)    # odd term
         H = H * de
         done = (np.abs(de - 1.0) <= 1e-16) & (np.abs(de1 - 1.0) <= 1e-16)
         if done.any():

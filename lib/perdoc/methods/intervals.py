@@ -312,48 +312,43 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
         out["micro.bootstrap_t_logit"] = MethodResult(Rt, lo, hi, code, se=se1t,
                                                       extra={"se_logit": se_l, "degenerate_fraction": dropped},
                                                       true_scale=True)
+    logit_base = bounded & (not difference)
     # calibrated micro: base logit CR2 (bounded metric, R strictly inside) or CR2, both with BM df
-    lg = bounded & (Rt > 0) & (Rt < 1) & (not difference)
-    Rg = np.where(lg, Rt, 0.5)
-    theta = np.where(lg, logit(Rg), R)
-    se_b = np.where(lg, se2t / (Rg * (1.0 - Rg)), se2)
-    Rs_w, ses_w = draws["micro"], draws["micro_se_cr2"]
-    Rs_t, ses_t = ld(Rs_w, -k), ld(ses_w, -k)
-    lgb = lg[..., None]
-    inside = (Rs_t > 0) & (Rs_t < 1)
-    use = ~deg & (ses_w > 0) & _finite_pos(draws["micro_df"]) & (~lgb | inside)
-    Rsg = np.where(inside, Rs_t, 0.5)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta_s = np.where(lgb, logit(Rsg), Rs_w)
-        se_s = np.where(lgb, ses_t / (Rsg * (1.0 - Rsg)), ses_w)
-    lo, hi, code, ulo, uhi = calibrated(theta, se_b, df_bm, theta_s, se_s, draws["micro_df"], use, alpha, flat, lg)
-    out["micro.calibrated"] = MethodResult(
-        np.where(lg, Rt, R), lo, hi, code, se=np.where(lg, se2t, se2), df=df_bm,
-        extra={"base": lg, "calibrated_low": ulo, "calibrated_high": uhi,
-               "degenerate_fraction": 1.0 - np.mean(use, axis=-1)}, true_scale=lg)
+    out["micro.calibrated"] = _calibrated_result(
+        R, se2, df_bm, draws["micro"], draws["micro_se_cr2"], draws["micro_df"], ~deg & _finite_pos(draws["micro_df"]),
+        k=k, alpha=alpha, flat=flat, logit_base=logit_base)
     # calibrated macro: base t on the logit of the macro mean (bounded metric) or the plain t, K - 1 df
-    rt, se_mt = ld(rbar, -k), ld(se_m, -k)
-    lgm = bounded & (rt > 0) & (rt < 1) & (not difference)
-    rg = np.where(lgm, rt, 0.5)
-    theta = np.where(lgm, logit(rg), rbar)
-    se_b = np.where(lgm, se_mt / (rg * (1.0 - rg)), se_m)
-    ms_w, mses_w = draws["macro"], draws["macro_se"]
-    ms_t, mses_t = ld(ms_w, -k), ld(mses_w, -k)
-    lgb = lgm[..., None]
-    inside = (ms_t > 0) & (ms_t < 1)
-    use = ~deg & (mses_w > 0) & (~lgb | inside)
-    msg = np.where(inside, ms_t, 0.5)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta_s = np.where(lgb, logit(msg), ms_w)
-        se_s = np.where(lgb, mses_t / (msg * (1.0 - msg)), mses_w)
-    dfm = np.full(shape, K - 1.0)
-    lo, hi, code, ulo, uhi = calibrated(theta, se_b, dfm, theta_s, se_s, np.full(np.shape(ms_w), K - 1.0), use,
-                                        alpha, flat, lgm)
-    out["macro.calibrated"] = MethodResult(
-        np.where(lgm, rt, rbar), lo, hi, code, se=np.where(lgm, se_mt, se_m), df=dfm,
-        extra={"base": lgm, "calibrated_low": ulo, "calibrated_high": uhi,
-               "degenerate_fraction": 1.0 - np.mean(use, axis=-1)}, true_scale=lgm)
+    out["macro.calibrated"] = _calibrated_result(
+        rbar, se_m, np.full(shape, K - 1.0), draws["macro"], draws["macro_se"],
+        np.full(np.shape(draws["macro"]), K - 1.0), ~deg, k=k, alpha=alpha, flat=flat, logit_base=logit_base)
     return out
+
+
+def _calibrated_result(est, se, df, est_star, se_star, df_star, usable, *, k: int, alpha, flat,
+                       logit_base) -> MethodResult:
+    """The calibrated interval (:func:`calibrated`) of a working-scale estimate ``est`` (standard error
+    ``se``, ``df`` degrees of freedom) from its bootstrap replicates ``est_star``, ``se_star``, ``df_star``
+    (``(..., B)``, used where ``usable`` and ``se_star > 0``): on the logit scale of the true value where
+    ``logit_base`` and the estimate lies strictly inside (0, 1) (then replicates outside it are not
+    used), else on the working scale."""
+    from .micro import ldexp as ld
+    est_t, se_t = ld(est, -k), ld(se, -k)
+    lg = logit_base & (est_t > 0) & (est_t < 1)
+    g = np.where(lg, est_t, 0.5)
+    theta = np.where(lg, logit(g), est)
+    se_b = np.where(lg, se_t / (g * (1.0 - g)), se)
+    est_star_t, se_star_t = ld(est_star, -k), ld(se_star, -k)
+    lgb = lg[..., None]
+    inside = (est_star_t > 0) & (est_star_t < 1)
+    use = usable & (se_star > 0) & (~lgb | inside)
+    gs = np.where(inside, est_star_t, 0.5)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta_s = np.where(lgb, logit(gs), est_star)
+        se_s = np.where(lgb, se_star_t / (gs * (1.0 - gs)), se_star)
+    lo, hi, code, ulo, uhi = calibrated(theta, se_b, df, theta_s, se_s, df_star, use, alpha, flat, lg)
+    return MethodResult(np.where(lg, est_t, est), lo, hi, code, se=np.where(lg, se_t, se), df=df,
+                        extra={"base": lg, "calibrated_low": ulo, "calibrated_high": uhi,
+                               "degenerate_fraction": 1.0 - np.mean(use, axis=-1)}, true_scale=lg)
 
 
 # ---------------------------------------------------------------------- every single-system method
@@ -402,10 +397,7 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
     """
     from . import micro as _micro
     from .bootstrap import bootstrap_batch
-    from .bounded import intervals as bounded_intervals
-    from .diagnostics import icc_anova
     from .macro import macro_mean, var_macro
-    ld = _micro.ldexp
     n = np.asarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
     rows, K = n.shape
@@ -432,49 +424,74 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
     if q is not None:
         t("micro.cr2_ik", R, se2, _micro.df_imbens_kolesar(n, s, q))
     t("micro.cr3", R, se3, dfK)
-    # Korn-Graubard, logit, Wilson (a 0/1 metric): on the true scale, from the CR1 variance
-    p = ld(R, -k)
-    V = ld(v1, -2 * k) * fpc**2
-    se_true = ld(np.sqrt(v1 * fpc**2), -k)
-    ivs, fb = bounded_intervals(p, V, N, dfK, alpha)
-    binary = np.broadcast_to(np.asarray(binary, dtype=bool), (rows,))
-    for m, (lo, hi) in ivs.items():
-        code = np.where(binary, np.int8(OK), np.int8(NOT_APPLICABLE))
-        out[f"micro.{m}"] = MethodResult(p, np.where(binary, lo, np.nan), np.where(binary, hi, np.nan), code,
-                                         se=se_true, df=dfK, extra={"fallback": fb}, true_scale=True)
-    # contrast baselines (they need q)
+    out.update(_binary_results(R, v1, N, dfK, fpc=fpc, alpha=alpha, k=k, binary=binary, rows=rows))
     if q is not None:
-        v = np.maximum(q.sum(axis=-1) / N - R * R, 0.0)  # chunk-level variance, /N; p(1-p) for 0/1 scores
-        se_iid = np.sqrt(v / N) * fpc
-        lo, hi, code = z_interval(R, se_iid, alpha)
-        out["micro.wald_iid"] = MethodResult(R, lo, hi, code, se=se_iid, extra={"n": N})
-        icc = icc_anova(n, s, q)
-        deff = 1.0 + (np.sum(n * n, axis=-1) / N - 1.0) * icc
-        with np.errstate(invalid="ignore", divide="ignore"):
-            n_eff = np.where(deff > 0, N / deff, np.nan)
-            se_eff = np.where(np.isfinite(n_eff) & (n_eff > 0), np.sqrt(v / n_eff) * fpc, np.nan)
-        lo, hi, code = z_interval(R, se_eff, alpha)
-        out["micro.wald_eff_n"] = MethodResult(R, lo, hi, code, se=se_eff, extra={"n_eff": n_eff})
+        out.update(_baseline_results(n, s, q, R, N, fpc=fpc, alpha=alpha))
     se_m = np.sqrt(var_macro(n, s)) * fpc
     t("macro.t", rbar, se_m, dfK)
     draws = None
     if replicates:
         draws = bootstrap_batch(n, s, seeds, replicates)
-        deg = draws["degenerate"]
-        frac = np.mean(deg, axis=-1)
-        for estimand, est, se, theta, se_star in (("micro", R, se1, draws["micro"], draws["micro_se"]),
-                                                  ("macro", rbar, se_m, draws["macro"], draws["macro_se"])):
-            lo, hi, code = bootstrap_t(est, se, theta, se_star, deg, alpha, flat)
-            out[f"{estimand}.bootstrap_t"] = MethodResult(est, lo, hi, code, se=se,
-                                                          extra={"degenerate_fraction": frac})
-            lo, hi, code = percentile(est, theta, fpc, alpha, flat)
-            out[f"{estimand}.percentile"] = MethodResult(est, lo, hi, code)
+        out.update(_bootstrap_results(draws, R=R, se1=se1, rbar=rbar, se_m=se_m, fpc=fpc, alpha=alpha, flat=flat))
         if wild:
             out["micro.wild"] = wild_result(n, s, R, seeds, replicates, level, fpc, flat)
     out.update(transformed_methods(n, s, R=R, se1=se1, se2=se2, df_bm=df_bm, rbar=rbar, se_m=se_m, fpc=fpc,
                                    alpha=alpha, flat=flat, k=k, bounded=bounded, difference=difference,
                                    pair_bounded=pair_bounded, draws=draws))
     return out, draws
+
+
+def _binary_results(R, v1, N, df, *, fpc: float, alpha: float, k: int, binary, rows: int) -> dict:
+    """Korn-Graubard, logit and Wilson intervals (a 0/1 metric) of :func:`srs_methods`: on the true
+    scale, from the CR1 variance ``v1``; NOT_APPLICABLE where the metric is not ``binary``."""
+    from .bounded import intervals as bounded_intervals
+    from .micro import ldexp as ld
+    p = ld(R, -k)
+    V = ld(v1, -2 * k) * fpc**2
+    se_true = ld(np.sqrt(v1 * fpc**2), -k)
+    ivs, fb = bounded_intervals(p, V, N, df, alpha)
+    binary = np.broadcast_to(np.asarray(binary, dtype=bool), (rows,))
+    out = {}
+    for m, (lo, hi) in ivs.items():
+        code = np.where(binary, np.int8(OK), np.int8(NOT_APPLICABLE))
+        out[f"micro.{m}"] = MethodResult(p, np.where(binary, lo, np.nan), np.where(binary, hi, np.nan), code,
+                                         se=se_true, df=df, extra={"fallback": fb}, true_scale=True)
+    return out
+
+
+def _baseline_results(n, s, q, R, N, *, fpc: float, alpha: float) -> dict:
+    """The contrast baselines of :func:`srs_methods` (they need ``q``): chunks as cases
+    (``micro.wald_iid``) and N / DEFF as cases (``micro.wald_eff_n``)."""
+    from .diagnostics import icc_anova
+    out = {}
+    v = np.maximum(q.sum(axis=-1) / N - R * R, 0.0)  # chunk-level variance, /N; p(1-p) for 0/1 scores
+    se_iid = np.sqrt(v / N) * fpc
+    lo, hi, code = z_interval(R, se_iid, alpha)
+    out["micro.wald_iid"] = MethodResult(R, lo, hi, code, se=se_iid, extra={"n": N})
+    icc = icc_anova(n, s, q)
+    deff = 1.0 + (np.sum(n * n, axis=-1) / N - 1.0) * icc
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_eff = np.where(deff > 0, N / deff, np.nan)
+        se_eff = np.where(np.isfinite(n_eff) & (n_eff > 0), np.sqrt(v / n_eff) * fpc, np.nan)
+    lo, hi, code = z_interval(R, se_eff, alpha)
+    out["micro.wald_eff_n"] = MethodResult(R, lo, hi, code, se=se_eff, extra={"n_eff": n_eff})
+    return out
+
+
+def _bootstrap_results(draws, *, R, se1, rbar, se_m, fpc: float, alpha: float, flat) -> dict:
+    """The document bootstrap's bootstrap-t and percentile intervals of :func:`srs_methods`, micro
+    and macro, from the replicate statistics ``draws``."""
+    deg = draws["degenerate"]
+    frac = np.mean(deg, axis=-1)
+    out = {}
+    for estimand, est, se, theta, se_star in (("micro", R, se1, draws["micro"], draws["micro_se"]),
+                                              ("macro", rbar, se_m, draws["macro"], draws["macro_se"])):
+        lo, hi, code = bootstrap_t(est, se, theta, se_star, deg, alpha, flat)
+        out[f"{estimand}.bootstrap_t"] = MethodResult(est, lo, hi, code, se=se,
+                                                      extra={"degenerate_fraction": frac})
+        lo, hi, code = percentile(est, theta, fpc, alpha, flat)
+        out[f"{estimand}.percentile"] = MethodResult(est, lo, hi, code)
+    return out
 
 
 def wild_result(n, s, R, seeds, replicates, level, fpc, flat) -> MethodResult:
@@ -536,19 +553,9 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: 
     scale, NaN without a trend), ``kappa``.
     """
     from . import micro as _micro
-    from .diagnostics import icc_anova
     ld = _micro.ldexp
-    n = np.asarray(n, dtype=float)
-    s = np.asarray(s, dtype=float)
-    K = n.shape[-1]
-    shape = n.shape[:-1]
-    bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
-    if q is None:
-        kappa = np.zeros(shape)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rho = np.clip(np.nan_to_num(np.asarray(icc_anova(n, s, q), dtype=float), nan=0.0), 0.0, 0.99)
-        kappa = rho / (1.0 - rho)
+    n, s, K, shape, bounded = _frame_batch(n, s, bounded)
+    kappa = _frame_kappa(n, s, q, shape)
     kb = np.asarray(kappa)[..., None]
     v = n * (1.0 + kb * n)
     w = 1.0 / v
@@ -558,21 +565,8 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: 
     a11 = np.sum(n * n * w, axis=-1)
     b1 = np.sum(n * s * w, axis=-1) / a11
     use_trend = trend is not None and not totals.flat
-    if use_trend:
-        z = totals.z(n, trend)
-        zbar = np.sum(n * n * w * z, axis=-1) / a11          # weighted mean: x2 is orthogonal to n
-        x2 = n * (z - zbar[..., None])
-        a22 = np.sum(x2 * x2 * w, axis=-1)
-        same = np.all(z == z[..., :1], axis=-1)
-        a22g = np.where(same, 1.0, a22)
-        b2 = np.where(same, 0.0, np.sum(x2 * s * w, axis=-1) / a22g)
-        t2 = np.zeros(shape) if everyone else (totals.NZ[trend] - np.sum(n * z, axis=-1)) - zbar * t1
-    else:
-        x2 = np.zeros_like(n)
-        same = np.zeros(shape, dtype=bool)
-        a22g = np.ones(shape)
-        b2 = np.zeros(shape)
-        t2 = np.zeros(shape)
+    x2, same, a22g, b2, t2 = _frame_trend(n, s, w, a11, t1, totals, trend if use_trend else None,
+                                          everyone=everyone, shape=shape)
     est = (s.sum(axis=-1) + t1 * b1 + t2 * b2) / totals.N
     e = s - b1[..., None] * n - b2[..., None] * x2
     h = (n * n * w) / a11[..., None] + (x2 * x2 * w) / a22g[..., None]
@@ -584,7 +578,57 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: 
     a = c * c / omh + vU[..., None] / (K * v * omh)
     var = np.sum(a * e * e, axis=-1) / (totals.N * totals.N)
     se = np.sqrt(var)
-    # Bell-McCaffrey df: D = A^(1/2) (Sigma - X P X') A^(1/2), P = diag(1/a11, 1/a22) (orthogonal columns)
+    df = _frame_df(a, v, n, x2, a11, a22g)
+    r = s / n
+    flat = np.all(r == r[..., :1], axis=-1)
+    unidentified = same & use_trend
+    slope = np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan)
+    out = _frame_intervals(est, se, df, alpha=alpha, k=k, bounded=bounded, flat=flat,
+                           unidentified=unidentified, lev_ok=lev_ok)
+    return {**out, "slope": slope, "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape)}
+
+
+def _frame_batch(n, s, bounded):
+    """``(n, s, K, shape, bounded)`` of a frame-aware method: the sums as float arrays, the number of
+    documents, the batch's shape and ``bounded`` broadcast over it."""
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    shape = n.shape[:-1]
+    return n, s, n.shape[-1], shape, np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
+
+
+def _frame_kappa(n, s, q, shape):
+    """``kappa = rho / (1 - rho)`` of :func:`frame_prediction`: ``rho`` the sample's ANOVA intra-class
+    correlation clipped to [0, 0.99]; 0 without ``q``."""
+    from .diagnostics import icc_anova
+    if q is None:
+        return np.zeros(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.clip(np.nan_to_num(np.asarray(icc_anova(n, s, q), dtype=float), nan=0.0), 0.0, 0.99)
+    return rho / (1.0 - rho)
+
+
+def _frame_trend(n, s, w, a11, t1, totals: FrameTotals, trend: str | None, *, everyone: bool, shape):
+    """The size trend of :func:`frame_prediction`, fitted: ``(x2, same, a22g, b2, t2)``, the trend column
+    ``x2 = n (z - zbar)`` (orthogonal to ``n`` under the weights ``w``), where every sampled document has
+    the same ``z``, ``sum w x2^2`` (1 where ``same``), the slope ``b2`` (0 where ``same``) and the
+    unsampled documents' total of ``x2``; zeros (``a22g`` ones) when ``trend`` is None."""
+    if trend is None:
+        return np.zeros_like(n), np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape), np.zeros(shape)
+    z = totals.z(n, trend)
+    zbar = np.sum(n * n * w * z, axis=-1) / a11          # weighted mean: x2 is orthogonal to n
+    x2 = n * (z - zbar[..., None])
+    a22 = np.sum(x2 * x2 * w, axis=-1)
+    same = np.all(z == z[..., :1], axis=-1)
+    a22g = np.where(same, 1.0, a22)
+    b2 = np.where(same, 0.0, np.sum(x2 * s * w, axis=-1) / a22g)
+    t2 = np.zeros(shape) if everyone else (totals.NZ[trend] - np.sum(n * z, axis=-1)) - zbar * t1
+    return x2, same, a22g, b2, t2
+
+
+def _frame_df(a, v, n, x2, a11, a22g):
+    """Bell-McCaffrey df of :func:`frame_prediction`, ``tr(D)^2 / tr(D^2)`` with
+    ``D = A^(1/2) (Sigma - X P X') A^(1/2)``, ``P = diag(1/a11, 1/a22)`` (orthogonal columns)."""
     av = a * v
     g11 = np.sum(a * n * n, axis=-1)
     g22 = np.sum(a * x2 * x2, axis=-1)
@@ -594,14 +638,7 @@ def frame_prediction(n, s, q, totals: FrameTotals, *, trend: str | None, alpha: 
     tr_d2 = (np.sum(av * av, axis=-1) - 2.0 * cross + (g11 / a11) ** 2 + (g22 / a22g) ** 2
              + 2.0 * g12 * g12 / (a11 * a22g))
     with np.errstate(invalid="ignore", divide="ignore"):
-        df = np.where(tr_d2 > 0, tr_d * tr_d / tr_d2, np.nan)
-    r = s / n
-    flat = np.all(r == r[..., :1], axis=-1)
-    unidentified = same & use_trend
-    slope = np.where(~same, ld(b2, -k), np.nan) if use_trend else np.full(shape, np.nan)
-    out = _frame_intervals(est, se, df, alpha=alpha, k=k, bounded=bounded, flat=flat,
-                           unidentified=unidentified, lev_ok=lev_ok)
-    return {**out, "slope": slope, "kappa": np.asarray(kappa, dtype=float) + np.zeros(shape)}
+        return np.where(tr_d2 > 0, tr_d * tr_d / tr_d2, np.nan)
 
 
 def _frame_intervals(est, se, df, *, alpha: float, k: int, bounded, flat, unidentified=None, lev_ok=None) -> dict:
@@ -652,11 +689,7 @@ def greg(n, s, totals: FrameTotals, *, alpha: float, bounded=False, k: int = 0):
     ``se_logit`` and ``slope`` (``b``, the mean score per extra chunk, true scale; NaN when sizes are equal)."""
     from . import micro as _micro
     ld = _micro.ldexp
-    n = np.asarray(n, dtype=float)
-    s = np.asarray(s, dtype=float)
-    K = n.shape[-1]
-    shape = n.shape[:-1]
-    bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
+    n, s, K, shape, bounded = _frame_batch(n, s, bounded)
     M, N = float(totals.M), totals.N
 
     def fit(n_, s_, count):

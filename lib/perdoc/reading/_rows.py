@@ -111,8 +111,6 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
     """The pair table from a paired aggregation (any engine): checks, metric, scale, similar ids.
     ``refetch(scale)`` aggregates again with the scores times ``scale``; ``violation(tag, col)``
     raises the error for a score of system ``tag`` ("a" or "b") that breaks the declared metric."""
-    from .pairs import PairTable
-    from .table import Exclusion
     rows_per_doc = _plain(res["rows"], float)
     docs = _plain(res["doc"], object)
     rows = int(rows_per_doc.sum())
@@ -126,22 +124,10 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
     for tag, col in (("a", a), ("b", b)):
         _check_scores(res, col, label, text=f"text_{tag}", example=f"ex_{tag}", nan=f"nan_{tag}",
                       inf=f"inf_{tag}")
-    n_both = _plain(res["n_both"], float)
     n_a = _plain(res["n_a"], float)
     n_b = _plain(res["n_b"], float)
-    only_a = int((n_a - n_both).sum())
-    only_b = int((n_b - n_both).sum())
-    neither = int((rows_per_doc - n_a - n_b + n_both).sum())
-    exclusions = ()
-    if not unpaired:
-        if only_a or only_b or neither:
-            raise InputError(
-                f"{label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
-                f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
-                "comparison needs both scores on every row (use the unpaired comparison to compare "
-                "them anyway, by the delta method)")
-    elif neither:
-        exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
+    only_a, only_b, neither, exclusions = _unmatched_rows(res, rows_per_doc, n_a, n_b, label=label, a=a, b=b,
+                                                          unpaired=unpaired)
     kinds, sizes = {}, []
     for tag, col, n_x in (("a", a, n_a), ("b", b, n_b)):
         has = n_x > 0
@@ -159,15 +145,7 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
     scale = _scale_for(max(sizes, default=0.0))
     if scale != 1.0:
         res = refetch(scale)
-    sums = ["s_a", "q_a", "s_b", "q_b"] + ([] if unpaired else ["q_d"])
-    for key in sums:
-        n_x = n_b if key.endswith("_b") else n_a
-        v = _plain(res[key], float)[n_x > 0]
-        if not np.all(np.isfinite(v)):
-            col = b if key.endswith("_b") else a
-            what = f"columns '{a}' and '{b}'" if key == "q_d" else f"column '{col}'"
-            raise InputError(f"{what} in {label}: sums of scores or of their squares leave the double "
-                             "range; multiply the scores by a constant that brings them near 1")
+    _check_pair_sums(res, n_a, n_b, label=label, a=a, b=b, unpaired=unpaired)
     order = {"binary": 0, "proportion": 1, "score": 2}
     kind = max((k for k, _ in kinds.values()), key=order.get)
     (ka, ra), (kb, rb) = kinds[a], kinds[b]
@@ -178,6 +156,50 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
     if metric is not None:
         info["binary"] = metric == "binary"
     info.update(_similar_ids(docs, doc, label, allow_similar_ids))
+    pairs = _build_pairs(res, docs, n_a, n_b, doc=doc, a=a, b=b, unpaired=unpaired, info=info,
+                         exclusions=exclusions, label=label)
+    return pairs if scale == 1.0 else replace(pairs, scale=scale)
+
+
+def _unmatched_rows(res: dict, rows_per_doc, n_a, n_b, *, label: str, a: str, b: str, unpaired: bool):
+    """``(only_a, only_b, neither, exclusions)``: the rows scored by one system only and by neither;
+    paired, any such row is refused; unpaired, rows scored by neither are excluded."""
+    from .table import Exclusion
+    n_both = _plain(res["n_both"], float)
+    only_a = int((n_a - n_both).sum())
+    only_b = int((n_b - n_both).sum())
+    neither = int((rows_per_doc - n_a - n_b + n_both).sum())
+    exclusions = ()
+    if not unpaired:
+        if only_a or only_b or neither:
+            raise InputError(
+                f"{label}: the systems' rows do not match: {only_a} row(s) have a score for '{a}' but "
+                f"not for '{b}', {only_b} for '{b}' but not for '{a}', {neither} for neither; a paired "
+                "comparison needs both scores on every row (use the unpaired comparison to compare "
+                "them anyway, by the delta method)")
+    elif neither:
+        exclusions = (Exclusion(neither, f"no score for either system ('{a}' and '{b}' both missing)"),)
+    return only_a, only_b, neither, exclusions
+
+
+def _check_pair_sums(res: dict, n_a, n_b, *, label: str, a: str, b: str, unpaired: bool) -> None:
+    """Refuse sums of scores or of their squares that leave the double range (documents with scores)."""
+    sums = ["s_a", "q_a", "s_b", "q_b"] + ([] if unpaired else ["q_d"])
+    for key in sums:
+        n_x = n_b if key.endswith("_b") else n_a
+        v = _plain(res[key], float)[n_x > 0]
+        if not np.all(np.isfinite(v)):
+            col = b if key.endswith("_b") else a
+            what = f"columns '{a}' and '{b}'" if key == "q_d" else f"column '{col}'"
+            raise InputError(f"{what} in {label}: sums of scores or of their squares leave the double "
+                             "range; multiply the scores by a constant that brings them near 1")
+
+
+def _build_pairs(res: dict, docs, n_a, n_b, *, doc: str, a: str, b: str, unpaired: bool, info: dict,
+                 exclusions, label: str):
+    """The :class:`~perdoc.pairs.PairTable` of the documents with a score of either system; a
+    table's error names the user's columns."""
+    from .pairs import PairTable
     s_a = _plain(res["s_a"], float)
     s_b = _plain(res["s_b"], float)
     q_a = _plain(res["q_a"], float)
@@ -185,12 +207,12 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
     # documents whose rows all lack both scores carry nothing: drop them, counted above
     keep = (n_a > 0) | (n_b > 0)
     try:
-        pairs = PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]),
-                                q_a=np.nan_to_num(q_a[keep]), n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]),
-                                q_b=np.nan_to_num(q_b[keep]),
-                                q_d=None if unpaired else _plain(res["q_d"], float)[keep],
-                                names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
-                                label=label)
+        return PairTable.build(doc=docs[keep], n_a=n_a[keep], s_a=np.nan_to_num(s_a[keep]),
+                               q_a=np.nan_to_num(q_a[keep]), n_b=n_b[keep], s_b=np.nan_to_num(s_b[keep]),
+                               q_b=np.nan_to_num(q_b[keep]),
+                               q_d=None if unpaired else _plain(res["q_d"], float)[keep],
+                               names=(a, b), paired=not unpaired, source=info, exclusions=exclusions,
+                               label=label)
     except PerdocError as e:
         msg = str(e)
         m = _COLUMN_RE.match(msg)
@@ -199,7 +221,6 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
         role = m.group(1)
         what = f"column '{doc}'" if role == "doc" else f"columns '{a}' and '{b}'"
         raise type(e)(f"{what} in {label}: {msg[m.end():]}") from None
-    return pairs if scale == 1.0 else replace(pairs, scale=scale)
 
 
 _REASONS = {

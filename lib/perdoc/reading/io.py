@@ -134,50 +134,16 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         return _adapted_table(table, adapted)
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
-        attr_sql = [
-            f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
-            f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
-            for i, col in enumerate(attrs.values())]
         raw, x, text = src.number(score)
         # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
         # both fast and deterministic; other scores are summed again with DuckDB's compensated fsum
-        # (below), whose result depends far less on how threads split the rows
+        # (_compensated_sums), whose result depends far less on how threads split the rows
         exact = src.is_integer(score)
         # scores known to lie in [0, 1] (Parquet statistics) need no extra aggregate to tell a 0/1
         # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides (for
         # integers too: x (x - 1) >= 0 for every integer, = 0 only at 0 and 1)
         unit = exact or src.within_unit_interval(score)
-        agg = "sum"
-        # group on the raw id and turn ids into text once per document, not once per row. NaN and
-        # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
-        # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
-        # non-negative terms, so its value does not depend on the order of summation). A count known
-        # to be 0 (and the example that goes with it) is filled in below rather than fetched
-        no_nulls = src.without_nulls(score)
-        aggs = ["count(*) AS n", f"{agg}(x) AS s", f"{agg}(x * x) AS q"]
-        if not no_nulls:
-            aggs.append("count(*) - count(raw) AS n_null")
-        if text:
-            aggs += ["count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS n_text",
-                     "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
-        if not unit:
-            aggs.append("sum(abs(x * (x - 1))) AS dev01")
-        integer_ids = src.is_integer_column(doc)
-        doc_text = _doc_expr_of(src, doc, "g")
-        # ids of up to 64 bits come back as numbers and are ordered as text and written out here
-        # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
-        here = integer_ids and src.types[doc].upper() in _INT64_TYPES
-        grouped = f"""
-                SELECT g, {", ".join(aggs + attr_sql)}
-                FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
-                GROUP BY g"""
-        if here:
-            res = _ids_in_text_order(src.fetch(grouped))
-        else:
-            res = src.fetch(f"SELECT {doc_text} AS doc, * EXCLUDE (g) FROM ({grouped}) ORDER BY doc NULLS LAST")
-        for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
-            if key not in res:
-                res[key] = np.array([value], dtype=object if value is None else np.int64)
+        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=unit, attrs=attrs)
         s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
         if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
             res["n_nan"] = res["n_inf"] = np.zeros(1)
@@ -194,21 +160,73 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # scores are summed again anyway (compensated), and that pass also gives their range
         scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
         if not exact and not binary:
-            again_sql = f"""SELECT fsum(x) AS s, fsum(x * x) AS q, min(x) AS lo, max(x) AS hi FROM (
-                                SELECT {src.ref(doc)} AS g, {x} * ? AS x FROM {src.relation})
-                            GROUP BY g ORDER BY {doc_text} NULLS LAST"""
-            again = src.fetch(again_sql, [1.0])
-            lo = float(np.min(_plain(again["lo"], float)))
-            hi = float(np.max(_plain(again["hi"], float)))
-            scale = _scale_for(max(-lo, hi))
-            if scale != 1.0:
-                again = src.fetch(again_sql, [scale])
-            res["s"], res["q"] = again["s"], again["q"]
+            scale, lo, hi = _compensated_sums(src, res, doc, x)
         table = _chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
                              metric=metric, allow_similar_ids=allow_similar_ids, label=src.label,
                              info=src.info(rows), binary=binary, exact=exact, lo=lo, hi=hi, scale=scale,
-                             violation=lambda: _metric_violation(src, x, score, metric), integer_ids=integer_ids)
+                             violation=lambda: _metric_violation(src, x, score, metric),
+                             integer_ids=src.is_integer_column(doc))
     return _adapted_table(table, adapted)
+
+
+def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,
+                        attrs: dict[str, str]) -> dict:
+    """The one pass of :func:`load_chunks` over the rows (SQL ``raw`` and ``x`` of :meth:`_Source.number`),
+    one row per document in the order of the ids' text: ``n``, ``s``, ``q``, the counts of missing and
+    non-numeric scores with an example, ``dev01`` (unless ``unit``) and each attribute's smallest and
+    largest value and missing count."""
+    attr_sql = [
+        f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
+        f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
+        for i, col in enumerate(attrs.values())]
+    agg = "sum"
+    # group on the raw id and turn ids into text once per document, not once per row. NaN and
+    # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
+    # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
+    # non-negative terms, so its value does not depend on the order of summation). A count known
+    # to be 0 (and the example that goes with it) is filled in below rather than fetched
+    no_nulls = src.without_nulls(score)
+    aggs = ["count(*) AS n", f"{agg}(x) AS s", f"{agg}(x * x) AS q"]
+    if not no_nulls:
+        aggs.append("count(*) - count(raw) AS n_null")
+    if text:
+        aggs += ["count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS n_text",
+                 "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
+    if not unit:
+        aggs.append("sum(abs(x * (x - 1))) AS dev01")
+    # ids of up to 64 bits come back as numbers and are ordered as text and written out here
+    # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
+    here = src.is_integer_column(doc) and src.types[doc].upper() in _INT64_TYPES
+    grouped = f"""
+                SELECT g, {", ".join(aggs + attr_sql)}
+                FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
+                GROUP BY g"""
+    if here:
+        res = _ids_in_text_order(src.fetch(grouped))
+    else:
+        res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped}) "
+                        "ORDER BY doc NULLS LAST")
+    for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
+        if key not in res:
+            res[key] = np.array([value], dtype=object if value is None else np.int64)
+    return res
+
+
+def _compensated_sums(src: _Source, res: dict, doc: str, x: str) -> tuple[float, float, float]:
+    """Sum the scores ``x`` again per document with DuckDB's compensated ``fsum``, multiplied by the
+    power of two :func:`_scale_for` picks from their range, into ``res``'s ``s`` and ``q``:
+    ``(scale, smallest score, largest score)``."""
+    again_sql = f"""SELECT fsum(x) AS s, fsum(x * x) AS q, min(x) AS lo, max(x) AS hi FROM (
+                                SELECT {src.ref(doc)} AS g, {x} * ? AS x FROM {src.relation})
+                            GROUP BY g ORDER BY {_doc_expr_of(src, doc, "g")} NULLS LAST"""
+    again = src.fetch(again_sql, [1.0])
+    lo = float(np.min(_plain(again["lo"], float)))
+    hi = float(np.max(_plain(again["hi"], float)))
+    scale = _scale_for(max(-lo, hi))
+    if scale != 1.0:
+        again = src.fetch(again_sql, [scale])
+    res["s"], res["q"] = again["s"], again["q"]
+    return scale, lo, hi
 
 
 def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: str | None = None,
@@ -240,43 +258,8 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
         source = fetch_arrow(remote)
     with _open_source(source, fmt) as src:
         src.require(*names.values())
-        select = [f"{_doc_expr(src.ref(doc))} AS d"]
-        text_cols = {}
-        for role in ("n", "s", "q"):
-            if role not in names:
-                continue
-            raw, x, text = src.number(names[role])
-            text_cols[role] = text
-            select.append(f"{x} AS x_{role}")
-            select.append(f"{raw} IS NULL AS null_{role}")
-            if text:
-                select.append(f"CASE WHEN {raw} IS NOT NULL AND {x} IS NULL THEN {raw} END AS bad_{role}")
-        res = src.fetch(f"SELECT {', '.join(select)} FROM {src.relation} ORDER BY d NULLS LAST")
-        docs = _plain(res["d"], object)
-        rows = int(docs.size)
-        if rows == 0:
-            raise InputError(f"{src.label} has no data rows")
-        values = {}
-        for role in ("n", "s", "q"):
-            if role not in names:
-                continue
-            col = names[role]
-            nulls = int(_plain(res[f"null_{role}"], bool).sum())
-            if nulls:
-                raise InputError(f"column '{col}' in {src.label}: {nulls} document(s) have a missing value; "
-                                 "every document needs a number here")
-            if text_cols[role]:
-                bad = [v for v in _plain(res[f"bad_{role}"], object) if v is not None]
-                if bad:
-                    raise InputError(f"column '{col}' in {src.label}: {len(bad)} document(s) have a non-numeric "
-                                     f"value (e.g. {_short(bad[0])!r}); values must be numbers")
-            values[role] = _plain(res[f"x_{role}"], float)
-        nv = values["n"]
-        frac = np.isfinite(nv) & (nv != np.round(nv))
-        if frac.any():
-            raise InputError(f"column '{n}' in {src.label}: {int(frac.sum())} document(s) have a non-integer count "
-                             f"(e.g. {nv[frac][0]:g}); n must be the whole number of chunks or queries")
-        info = src.info(rows)
+        docs, values = _doc_sums(src, names)
+        info = src.info(int(docs.size))
         label = src.label
     nv, sv, qv = values["n"], values["s"], values.get("q")
     scale = 1.0
@@ -300,6 +283,48 @@ def load_docs(source, doc: str, n: str, s: str, q: str | None = None, *, fmt: st
     table = _build(src_label=label, mapping=names, n=nv, s=sv, q=qv, doc=docs, source=info, scale=scale,
                    assume_binary=metric in (None, "binary"))
     return _adapted_table(table, adapted)
+
+
+def _doc_sums(src: _Source, names: dict[str, str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The rows of a per-document table in the order of their ids' text: ``(ids, {role: values})`` for
+    the roles ``n``, ``s`` and ``q`` that ``names`` maps to columns; refuses no rows, a missing or
+    non-numeric value, or a count that is not a whole number."""
+    select = [f"{_doc_expr(src.ref(names['doc']))} AS d"]
+    text_cols = {}
+    for role in ("n", "s", "q"):
+        if role not in names:
+            continue
+        raw, x, text = src.number(names[role])
+        text_cols[role] = text
+        select.append(f"{x} AS x_{role}")
+        select.append(f"{raw} IS NULL AS null_{role}")
+        if text:
+            select.append(f"CASE WHEN {raw} IS NOT NULL AND {x} IS NULL THEN {raw} END AS bad_{role}")
+    res = src.fetch(f"SELECT {', '.join(select)} FROM {src.relation} ORDER BY d NULLS LAST")
+    docs = _plain(res["d"], object)
+    if int(docs.size) == 0:
+        raise InputError(f"{src.label} has no data rows")
+    values = {}
+    for role in ("n", "s", "q"):
+        if role not in names:
+            continue
+        col = names[role]
+        nulls = int(_plain(res[f"null_{role}"], bool).sum())
+        if nulls:
+            raise InputError(f"column '{col}' in {src.label}: {nulls} document(s) have a missing value; "
+                             "every document needs a number here")
+        if text_cols[role]:
+            bad = [v for v in _plain(res[f"bad_{role}"], object) if v is not None]
+            if bad:
+                raise InputError(f"column '{col}' in {src.label}: {len(bad)} document(s) have a non-numeric "
+                                 f"value (e.g. {_short(bad[0])!r}); values must be numbers")
+        values[role] = _plain(res[f"x_{role}"], float)
+    nv = values["n"]
+    frac = np.isfinite(nv) & (nv != np.round(nv))
+    if frac.any():
+        raise InputError(f"column '{names['n']}' in {src.label}: {int(frac.sum())} document(s) have a non-integer "
+                         f"count (e.g. {nv[frac][0]:g}); n must be the whole number of chunks or queries")
+    return docs, values
 
 
 def load_pairs(source, doc: str, a: str, b: str, *, unpaired: bool = False, fmt: str | None = None,
@@ -395,31 +420,10 @@ def _docs_metric(n, s, q, names: dict, label: str, metric) -> tuple[str, str]:
     q_unit = np.ones_like(s, dtype=bool) if q is None else (q >= 0) & (q <= s + 1e-9 * np.abs(s))
     binary = bool(np.all(in_range & whole & q_is_s))
     unit = bool(np.all(in_range & q_unit))
-    s_col, q_col = names["s"], names.get("q")
     if metric == "binary" and not binary:
-        bad = ~(in_range & whole)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"column '{s_col}' in {label}: {int(bad.sum())} document(s) have a sum that 0/1 scores "
-                             f"cannot give (e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric binary needs a "
-                             "whole number between 0 and n")
-        bad = ~q_is_s
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"column '{q_col}' in {label}: {int(bad.sum())} document(s) have a sum of squares other "
-                         f"than the sum (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric binary "
-                         "(0/1 scores) gives q = s")
+        _refuse_docs_sums(n, s, q, in_range & whole, q_is_s, names, label, metric)
     if metric == "proportion" and not unit:
-        bad = ~in_range
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"column '{s_col}' in {label}: {int(bad.sum())} document(s) have a sum outside [0, n] "
-                             f"(e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric proportion needs every "
-                             "score in [0, 1]")
-        bad = ~q_unit
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"column '{q_col}' in {label}: {int(bad.sum())} document(s) have a sum of squares outside "
-                         f"[0, s] (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric proportion "
-                         "(scores in [0, 1]) gives 0 <= q <= s")
+        _refuse_docs_sums(n, s, q, in_range, q_unit, names, label, metric)
     if binary:
         return "binary", ("every s is a whole number in [0, n] (q not given), as 0/1 scores give" if q is None
                           else "every document's sums fit 0/1 scores (whole s in [0, n], q = s)")
@@ -428,6 +432,31 @@ def _docs_metric(n, s, q, names: dict, label: str, metric) -> tuple[str, str]:
                               else "every document's sums fit scores in [0, 1] (0 <= q <= s <= n) but not 0/1 "
                                    "scores")
     return "score", "some document's sums fit no scores in [0, 1]"
+
+
+#: How :func:`_refuse_docs_sums` words a declared metric's rules: (what a sum ``s`` that breaks them is,
+#: what the metric needs of it; the same for the sum of squares ``q``).
+_DOCS_RULES = {
+    "binary": ("that 0/1 scores cannot give", "needs a whole number between 0 and n",
+               "other than the sum", "(0/1 scores) gives q = s"),
+    "proportion": ("outside [0, n]", "needs every score in [0, 1]",
+                   "outside [0, s]", "(scores in [0, 1]) gives 0 <= q <= s"),
+}
+
+
+def _refuse_docs_sums(n, s, q, s_ok, q_ok, names: dict, label: str, metric: str):
+    """Raise, naming the user's column: documents whose ``s`` breaks the declared ``metric`` (where not
+    ``s_ok``), else those whose ``q`` does (where not ``q_ok``), with their count and an example."""
+    s_what, s_need, q_what, q_need = _DOCS_RULES[metric]
+    bad = ~s_ok
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"column '{names['s']}' in {label}: {int(bad.sum())} document(s) have a sum {s_what} "
+                         f"(e.g. {s[i]:.10g} with n = {n[i]:g}); the declared metric {metric} {s_need}")
+    bad = ~q_ok
+    i = int(np.flatnonzero(bad)[0])
+    raise InputError(f"column '{names.get('q')}' in {label}: {int(bad.sum())} document(s) have a sum of squares "
+                     f"{q_what} (e.g. {q[i]:.10g} with s = {s[i]:.10g}); the declared metric {metric} {q_need}")
 
 
 # ====================================================================== sources

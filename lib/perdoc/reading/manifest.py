@@ -241,6 +241,28 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
     drawn document. A label for a unit not in the manifest, a unit labelled twice, or a unit left
     without a label is refused with one line; with ``nonresponse=True`` unlabelled units are left
     out, counted, and the remaining documents of their stratum reweighted."""
+    lab, key = _read_labels(labels, manifest, doc=doc, score=score, labels_path=labels_path)
+    _check_labelled_units(lab, manifest, key, manifest_path=manifest_path, labels_path=labels_path)
+    psu = _drawn_documents(lab, manifest, labels_path=labels_path)
+    psu, info, notes = _nonresponse(psu, nonresponse, labels_path=labels_path)
+    f, kinds = stage_fractions(psu["stratum"].to_numpy(), psu["prob"].to_numpy(), psu["draw"].to_numpy())
+    # a simple-random stratum's fraction counts the documents drawn, before nonresponse
+    info["strata"] = {h: {"kind": kinds[h], "drawn": int((psu["stratum"] == h).sum())} for h in kinds}
+    if any(k == "take-all" for k in kinds.values()):
+        notes.append("documents of the take-all (certainty) stratum add no sampling variance between documents "
+                     "(all of them were drawn); only their chunk subsampling, if any, adds variance")
+    if any(k.startswith("unequal") for k in kinds.values()):
+        notes.append("documents drawn with unequal probabilities: with-replacement (Hansen-Hurwitz) variance, exact "
+                     "with replacement and slightly conservative without")
+    return SampleData(doc=psu["doc"].to_numpy().astype(str), draw=psu["draw"].to_numpy().astype(np.int64),
+                      stratum=psu["stratum"].to_numpy().astype(str), prob=psu["prob"].to_numpy(float),
+                      N=psu["n"].to_numpy(float), m=psu["m"].to_numpy(float), s=psu["s"].to_numpy(float),
+                      q=psu["q"].to_numpy(float), f=f, notes=tuple(notes), info=info)
+
+
+def _read_labels(labels, manifest, *, doc: str, score: str, labels_path: str):
+    """``(lab, key)``: the labelled rows as columns doc, y, draw (and chunk when both sides have it),
+    and the columns that name a unit; refuses a missing column or a label that is not a finite number."""
     import pandas as pd
     if doc not in labels.columns:
         raise InputError(f"{labels_path} has no column {doc!r} (--doc)")
@@ -270,6 +292,11 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
     for col in key[1:]:
         if lab[col].isna().any():
             raise InputError(f"{labels_path}: column {col!r} must hold whole numbers, as in the manifest")
+    return lab, key
+
+
+def _check_labelled_units(lab, manifest, key: list[str], *, manifest_path: str, labels_path: str) -> None:
+    """Refuse a labelled unit the manifest does not list, or a unit labelled twice."""
     units = manifest[key].drop_duplicates() if key != ["doc", "draw"] else manifest[["doc", "draw"]]
     merged = lab.merge(units.assign(_in=True), on=key, how="left")
     extra = merged["_in"].isna()
@@ -285,11 +312,17 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
             r = lab[dup].iloc[0]
             raise InputError(f"{labels_path}: the unit {', '.join(f'{k}={r[k]!r}' for k in key)} is labelled "
                              "twice; give one label per unit")
+
+
+def _drawn_documents(lab, manifest, *, labels_path: str):
+    """One row per drawn document (and draw): its design (stratum, prob, n), the units the manifest
+    wants labelled and the count ``m``, sum ``s`` and sum of squares ``q`` of its labels; refuses a
+    document with more labels than units."""
     per = lab.groupby(["doc", "draw"]).agg(m=("y", "size"), s=("y", "sum"), q=("y", lambda v: float(np.sum(v * v))))
     psu = (manifest.groupby(["doc", "draw"], sort=True)
            .agg(stratum=("stratum", "first"), prob=("prob", "first"), n=("n", "first"),
                 want=("n", "size")).reset_index())
-    if not has_chunk:
+    if "chunk" not in manifest.columns:
         psu["want"] = psu["n"]
     psu = psu.merge(per.reset_index(), on=["doc", "draw"], how="left")
     psu["m"] = psu["m"].fillna(0)
@@ -298,6 +331,13 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
         r = psu[over].iloc[0]
         raise InputError(f"{labels_path}: document {r['doc']!r} has {int(r['m'])} labelled rows but the manifest "
                          f"lists {int(r['want'])} unit(s) of it; label only the units the manifest lists")
+    return psu
+
+
+def _nonresponse(psu, nonresponse: bool, *, labels_path: str):
+    """``(psu, info, notes)``: documents with units left unlabelled are refused, or with ``nonresponse``
+    counted as nonresponse, the documents without any label dropped and the others of their stratum
+    reweighted."""
     short = psu["m"] < psu["want"]
     notes = []
     info = {}
@@ -320,19 +360,7 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
                 raise InputError("nonresponse: a stratum has no labelled document left")
             psu.loc[~gone, "prob"] = psu.loc[~gone, "prob"] * r_h[~gone] / k_h[~gone]
             psu = psu[~gone].reset_index(drop=True)
-    f, kinds = stage_fractions(psu["stratum"].to_numpy(), psu["prob"].to_numpy(), psu["draw"].to_numpy())
-    # a simple-random stratum's fraction counts the documents drawn, before nonresponse
-    info["strata"] = {h: {"kind": kinds[h], "drawn": int((psu["stratum"] == h).sum())} for h in kinds}
-    if any(k == "take-all" for k in kinds.values()):
-        notes.append("documents of the take-all (certainty) stratum add no sampling variance between documents "
-                     "(all of them were drawn); only their chunk subsampling, if any, adds variance")
-    if any(k.startswith("unequal") for k in kinds.values()):
-        notes.append("documents drawn with unequal probabilities: with-replacement (Hansen-Hurwitz) variance, exact "
-                     "with replacement and slightly conservative without")
-    return SampleData(doc=psu["doc"].to_numpy().astype(str), draw=psu["draw"].to_numpy().astype(np.int64),
-                      stratum=psu["stratum"].to_numpy().astype(str), prob=psu["prob"].to_numpy(float),
-                      N=psu["n"].to_numpy(float), m=psu["m"].to_numpy(float), s=psu["s"].to_numpy(float),
-                      q=psu["q"].to_numpy(float), f=f, notes=tuple(notes), info=info)
+    return psu, info, notes
 
 
 

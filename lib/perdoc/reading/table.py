@@ -72,71 +72,17 @@ class DocTable:
         if n.shape != s.shape:
             raise InputError(f"columns n and s must have the same length (got {n.size} and {s.size})")
         K = n.size
-        if doc is None:
-            doc = np.arange(1, K + 1).astype(str)
-        doc = np.asarray(doc)
-        if doc.shape != n.shape:
-            raise InputError(f"column doc must have one id per document (got {doc.size} ids for {K} documents)")
-        text = _text_values(doc)  # the ids as a list when they are all text (as the loaders give them)
-        missing = 0 if text is not None else _missing_ids(doc)
-        if missing:
-            raise InputError(f"column doc: {missing} document id(s) are missing; every row needs a document id")
-        # text ids convert faster when numpy is told their width (the same dtype astype(str) finds)
-        doc = doc.astype(f"<U{max(1, max(map(len, text)))}") if text else doc.astype(str)
+        doc = _doc_ids(doc, n.shape)
         if K == 0:
             raise InputError("the data have no rows: need at least 2 documents")
-        if not np.isfinite(n).all():
-            raise InputError("column n: counts must be finite numbers")
-        if (n <= 0).any():
-            bad = int((n <= 0).sum())
-            raise InputError(f"column n: {bad} document(s) have n <= 0; every document needs at least one measurement")
-        frac = n != np.round(n)
-        if frac.any():
-            raise InputError(f"column n: {int(frac.sum())} document(s) have a non-integer count (e.g. {n[frac][0]:g}); "
-                             "n must be the whole number of chunks or queries")
-        huge = n > MAX_COUNT
-        if huge.any():
-            raise InputError(f"column n: {int(huge.sum())} document(s) have a count above 2**53 = {MAX_COUNT:d} "
-                             f"(e.g. {n[huge][0]:g}); counts must be whole numbers no larger than that")
-        if n.sum() > MAX_COUNT:
-            raise InputError(f"column n: the counts add up to N = {n.sum():g}, more than 2**53 = {MAX_COUNT:d}; "
-                             "the total number of measurements must stay below that")
+        _check_counts(n)
         if not np.isfinite(s).all():
             bad = int((~np.isfinite(s)).sum())
             raise InputError(f"column s: {bad} document(s) have a NaN or infinite score sum")
-        # ids in strictly increasing order (as the loaders give them) are distinct: no sort needed
-        if K > 1 and not bool(np.all(doc[1:] > doc[:-1])):
-            uniq, counts = np.unique(doc, return_counts=True)
-            if (counts > 1).any():
-                dup = str(uniq[counts > 1][0])
-                raise InputError(f"column doc: document id {dup!r} appears {int(counts[counts > 1][0])} times; "
-                                 "an aggregated table needs one row per document")
+        _check_distinct(doc)
         if K < 2:
             raise InputError(f"the data have {K} document; need at least 2 documents to estimate a variance")
-        q_assumed = False
-        if q is None:
-            if assume_binary and scale == 1.0 and np.all((s >= 0) & (s <= n)):
-                q = s.copy()
-                q_assumed = True
-        else:
-            q = _as_float_array(q, "q")
-            if q.shape != n.shape:
-                raise InputError(f"column q must have one value per document (got {q.size} for {K})")
-            if not np.isfinite(q).all():
-                raise InputError("column q: sums of squared scores must be finite")
-            # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding; where s^2 overflows, the
-            # same test on square roots (sqrt(q) >= |s| / sqrt(n)), which cannot
-            with np.errstate(over="ignore", invalid="ignore"):
-                bound = s * s / n
-                slack = 1e-9 * np.maximum(np.abs(q), bound) + 1e-12
-                short = q < bound - slack
-                wide = ~np.isfinite(bound)
-                if wide.any():
-                    short[wide] = (np.sqrt(np.maximum(q[wide], 0.0)) * (1 + 1e-9)
-                                   < np.abs(s[wide]) / np.sqrt(n[wide]))
-            if short.any():
-                raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
-                                 "q must be the sum of the squared scores")
+        q, q_assumed = _squares(q, n, s, scale=scale, assume_binary=assume_binary)
         attrs = {k: np.asarray(v) for k, v in (attrs or {}).items()}
         for k, v in attrs.items():
             if v.shape != n.shape:
@@ -218,6 +164,83 @@ class DocTable:
                         q_assumed_binary=self.q_assumed_binary, source=self.source,
                         exclusions=self.exclusions, attrs={k: v[index] for k, v in self.attrs.items()},
                         scale=self.scale)
+
+
+def _doc_ids(doc, shape: tuple) -> np.ndarray:
+    """The document ids as a text array, one per document (``1, 2, ...`` when none are given); a
+    missing id is an InputError."""
+    K = shape[0]
+    if doc is None:
+        doc = np.arange(1, K + 1).astype(str)
+    doc = np.asarray(doc)
+    if doc.shape != shape:
+        raise InputError(f"column doc must have one id per document (got {doc.size} ids for {K} documents)")
+    text = _text_values(doc)  # the ids as a list when they are all text (as the loaders give them)
+    missing = 0 if text is not None else _missing_ids(doc)
+    if missing:
+        raise InputError(f"column doc: {missing} document id(s) are missing; every row needs a document id")
+    # text ids convert faster when numpy is told their width (the same dtype astype(str) finds)
+    return doc.astype(f"<U{max(1, max(map(len, text)))}") if text else doc.astype(str)
+
+
+def _check_counts(n: np.ndarray) -> None:
+    """Counts must be whole numbers from 1 to 2**53, and so must their total N."""
+    if not np.isfinite(n).all():
+        raise InputError("column n: counts must be finite numbers")
+    if (n <= 0).any():
+        bad = int((n <= 0).sum())
+        raise InputError(f"column n: {bad} document(s) have n <= 0; every document needs at least one measurement")
+    frac = n != np.round(n)
+    if frac.any():
+        raise InputError(f"column n: {int(frac.sum())} document(s) have a non-integer count (e.g. {n[frac][0]:g}); "
+                         "n must be the whole number of chunks or queries")
+    huge = n > MAX_COUNT
+    if huge.any():
+        raise InputError(f"column n: {int(huge.sum())} document(s) have a count above 2**53 = {MAX_COUNT:d} "
+                         f"(e.g. {n[huge][0]:g}); counts must be whole numbers no larger than that")
+    if n.sum() > MAX_COUNT:
+        raise InputError(f"column n: the counts add up to N = {n.sum():g}, more than 2**53 = {MAX_COUNT:d}; "
+                         "the total number of measurements must stay below that")
+
+
+def _check_distinct(doc: np.ndarray) -> None:
+    """Every document id appears once (an aggregated table has one row per document)."""
+    # ids in strictly increasing order (as the loaders give them) are distinct: no sort needed
+    if doc.size > 1 and not bool(np.all(doc[1:] > doc[:-1])):
+        uniq, counts = np.unique(doc, return_counts=True)
+        if (counts > 1).any():
+            dup = str(uniq[counts > 1][0])
+            raise InputError(f"column doc: document id {dup!r} appears {int(counts[counts > 1][0])} times; "
+                             "an aggregated table needs one row per document")
+
+
+def _squares(q, n: np.ndarray, s: np.ndarray, *, scale: float,
+             assume_binary: bool) -> tuple[np.ndarray | None, bool]:
+    """``(q, assumed)``: the sums of squared scores checked against ``s`` and ``n``; without them, ``s``
+    itself when every sum lies in [0, n] and a 0/1 metric may be assumed (``assumed`` true)."""
+    if q is None:
+        if assume_binary and scale == 1.0 and np.all((s >= 0) & (s <= n)):
+            return s.copy(), True
+        return None, False
+    q = _as_float_array(q, "q")
+    if q.shape != n.shape:
+        raise InputError(f"column q must have one value per document (got {q.size} for {n.size})")
+    if not np.isfinite(q).all():
+        raise InputError("column q: sums of squared scores must be finite")
+    # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding; where s^2 overflows, the
+    # same test on square roots (sqrt(q) >= |s| / sqrt(n)), which cannot
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = s * s / n
+        slack = 1e-9 * np.maximum(np.abs(q), bound) + 1e-12
+        short = q < bound - slack
+        wide = ~np.isfinite(bound)
+        if wide.any():
+            short[wide] = (np.sqrt(np.maximum(q[wide], 0.0)) * (1 + 1e-9)
+                           < np.abs(s[wide]) / np.sqrt(n[wide]))
+    if short.any():
+        raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
+                         "q must be the sum of the squared scores")
+    return q, False
 
 
 def _check_scale(scale) -> float:

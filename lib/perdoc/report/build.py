@@ -282,7 +282,6 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     from ..study.run import (design_plan_study, estimate_study, load_study_census, load_study_pairs,
                         load_study_table, simulate_study, strata_experiment)
     shown = shown or {}
-    d = study.data
     with _user_paths(shown):
         table = load_study_table(study)
         est = estimate_study(study, table)
@@ -306,16 +305,26 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
                                   replicates=min(iv.replicates, PSEUDO_REPLICATES))
         design_plan = design_plan_study(study, table, census)
+    info = _input_info(study, table, est, census, shown)
+    return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
+                    census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
+                    pseudo_simulation=pseudo, design_plan=design_plan)
 
-    def facts(p: Path) -> dict:
-        if str(p) in shown:
-            return dict(shown[str(p)])
-        return {"file": p.name, "bytes": p.stat().st_size, "sha256": _sha256_file(p)}
 
+def _file_facts(p: Path, shown: dict) -> dict:
+    """The name, size and SHA-256 of the file ``p`` stands for (the user's file when ``p`` is a snapshot)."""
+    if str(p) in shown:
+        return dict(shown[str(p)])
+    return {"file": p.name, "bytes": p.stat().st_size, "sha256": _sha256_file(p)}
+
+
+def _input_info(study: Study, table: DocTable, est: Estimates, census, shown: dict) -> dict:
+    """What the report records of its inputs: the data (or database table), census, frame, sample, TREC files."""
+    d = study.data
     if d.path is None:   # data.backend: a table of a database, no file to name or hash
         data_facts = {"file": None, "bytes": None, "sha256": None}
     else:
-        data_facts = facts(d.path)
+        data_facts = _file_facts(d.path, shown)
     info = {
         "file": data_facts["file"],
         "bytes": data_facts["bytes"],
@@ -334,17 +343,17 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
         info["backend"] = {"url": redact_url(written), "table": d.backend["table"]}
         info["documents_sha256"] = _table_sha256(table)
     if census is not None:
-        c = facts(study.census)
+        c = _file_facts(study.census, shown)
         info["census"] = {"file": c["file"], "bytes": c["bytes"], "sha256": c["sha256"], "documents": census.K}
     if getattr(study.design, "frame", None) is not None:
         from ..study.run import frame_path
         fp = frame_path(study)
         info["frame"] = ({"file": "census"} if fp is None else
-                         {k: v for k, v in facts(fp).items() if k in ("file", "bytes", "sha256")})
+                         {k: v for k, v in _file_facts(fp, shown).items() if k in ("file", "bytes", "sha256")})
         info["frame"]["documents"] = est.population_size
     if getattr(study.design, "sample", None) is not None:
         from ..study.run import sample_path
-        f = facts(sample_path(study))
+        f = _file_facts(sample_path(study), shown)
         info["sample"] = {"manifest": f["file"], "bytes": f["bytes"], "sha256": f["sha256"],
                           "design": (est.design or {}).get("design"), "k": (est.design or {}).get("k"),
                           "take": (est.design or {}).get("take"), "seed": (est.design or {}).get("seed"),
@@ -354,11 +363,9 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
         for key in ("qrels", "doc_map", "compare_run"):
             p = getattr(d.trec, key)
             if p is not None:
-                f = facts(p)
+                f = _file_facts(p, shown)
                 info["trec"][key] = {"file": f["file"], "bytes": f["bytes"], "sha256": f["sha256"]}
-    return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
-                    census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
-                    pseudo_simulation=pseudo, design_plan=design_plan)
+    return info
 
 
 def _table_sha256(table: DocTable) -> str:
@@ -691,14 +698,31 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
     On failure an error page replaces the folder's contents and :class:`ReportError` (or the
     underlying :class:`PerdocError`) is raised.
     """
-    from ..study.params import OverrideError
     out_dir = Path(os.fspath(out_dir))
     params_file = Path(os.fspath(params_file))
     changes = _command_line_overrides(overrides, language, name)
     if not changes:
         _check_out_dir(out_dir)
+    study = _load_for_build(params_file, out_dir, changes, notify)
+    name = study.name
+    _check_out_dir(out_dir)
+    # one build of a name at a time in a folder: from the check to the move (or the error page)
+    with _name_lock(out_dir, name, notify):
+        _check_replaceable(out_dir / name)
+        earlier = _earlier_params(out_dir / name)
+        _build_and_move(params_file, out_dir, name, study)
+    changed = _param_changes(earlier, study.to_dict()) if earlier is not None else ""
+    if changed:
+        (notify or _to_stderr)(f"replaced {out_dir / name} (its parameters differed: {changed}); "
+                               "give --name to keep both")
+    return out_dir / name / "report.html"
+
+
+def _load_for_build(params_file: Path, out_dir: Path, changes: dict, notify) -> Study:
+    """The validated study; a file that reads but breaks the schema replaces its report with an error page."""
+    from ..study.params import OverrideError
     try:
-        study = load_params(params_file, overrides=changes or None)
+        return load_params(params_file, overrides=changes or None)
     except OverrideError:
         raise  # the command line is wrong, not the file: nothing is written
     except PerdocError as err:
@@ -710,42 +734,35 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
             except PerdocError as refused:
                 raise ReportError(f"{err}; also: {refused}") from None
         raise
-    name = study.name
-    _check_out_dir(out_dir)
-    # one build of a name at a time in a folder: from the check to the move (or the error page)
-    with _name_lock(out_dir, name, notify):
-        _check_replaceable(out_dir / name)
-        earlier = _earlier_params(out_dir / name)
-        try:
-            _sweep_stale(out_dir)
-            with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
-                snap_study, shown = _snapshot(study, tmp / "input")
-                analysis = _compute_analysis(snap_study, shown)
-                _freeze(params_file.resolve(), analysis)
-                stage = tmp / name
-                stage.mkdir()
-                analysis.table.write(stage / "documents.csv")
-                table_sha = _sha256_file(stage / "documents.csv")
-                (stage / "summary.json").write_text(_dump_json(summary(analysis, table_sha)), encoding="utf-8")
-                html_text = render(params_file.resolve(), analysis, tmp)
-                (stage / "report.html").write_text(html_text, encoding="utf-8")
-                _replace_dir(stage, out_dir / name)
-        except PerdocError as err:
-            _error_page_or_note(out_dir, name, params_file, str(err))
-            raise
-        except OSError as err:
-            msg = f"{params_file}: cannot write the report in {out_dir}: {err.strerror or err}"
-            _error_page_or_note(out_dir, name, params_file, msg)
-            raise ReportError(msg) from None
-        except Exception as err:  # an unexpected failure still leaves an honest error page
-            msg = f"{type(err).__name__}: {err}".splitlines()[0]
-            _error_page_or_note(out_dir, name, params_file, msg)
-            raise ReportError(f"{params_file}: report failed: {msg}") from err
-    changed = _param_changes(earlier, study.to_dict()) if earlier is not None else ""
-    if changed:
-        (notify or _to_stderr)(f"replaced {out_dir / name} (its parameters differed: {changed}); "
-                               "give --name to keep both")
-    return out_dir / name / "report.html"
+
+
+def _build_and_move(params_file: Path, out_dir: Path, name: str, study: Study) -> None:
+    """Build the report in a temporary folder and move it to ``out_dir/name``; on failure, an error page."""
+    try:
+        _sweep_stale(out_dir)
+        with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
+            snap_study, shown = _snapshot(study, tmp / "input")
+            analysis = _compute_analysis(snap_study, shown)
+            _freeze(params_file.resolve(), analysis)
+            stage = tmp / name
+            stage.mkdir()
+            analysis.table.write(stage / "documents.csv")
+            table_sha = _sha256_file(stage / "documents.csv")
+            (stage / "summary.json").write_text(_dump_json(summary(analysis, table_sha)), encoding="utf-8")
+            html_text = render(params_file.resolve(), analysis, tmp)
+            (stage / "report.html").write_text(html_text, encoding="utf-8")
+            _replace_dir(stage, out_dir / name)
+    except PerdocError as err:
+        _error_page_or_note(out_dir, name, params_file, str(err))
+        raise
+    except OSError as err:
+        msg = f"{params_file}: cannot write the report in {out_dir}: {err.strerror or err}"
+        _error_page_or_note(out_dir, name, params_file, msg)
+        raise ReportError(msg) from None
+    except Exception as err:  # an unexpected failure still leaves an honest error page
+        msg = f"{type(err).__name__}: {err}".splitlines()[0]
+        _error_page_or_note(out_dir, name, params_file, msg)
+        raise ReportError(f"{params_file}: report failed: {msg}") from err
 
 
 def _to_stderr(line: str) -> None:

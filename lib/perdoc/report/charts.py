@@ -232,41 +232,76 @@ def rate_vs_size(table: DocTable, estimates: Estimates, *, unit: str = "chunks",
     x_scale = alt.Scale(type="log", domain=[float(n.min()) / 1.15, float(n.max()) * 1.15], nice=False)
 
     if K <= MAX_POINTS:
-        pts = _data(pd.DataFrame({"doc": table.doc.astype(str), "n": n, "rate": r}))
-        points = alt.Chart(pts).mark_circle(size=36, opacity=0.75 if K <= 200 else 0.45,
-                                            color="#1f4e79").encode(
-            x=alt.X("n:Q", scale=x_scale, title=x_title),
-            y=alt.Y("rate:Q", title=y_title),
-            tooltip=[alt.Tooltip("doc:N", title="document"), alt.Tooltip("n:Q", title="n_d"),
-                     alt.Tooltip("rate:Q", title="r_d", format=".3f")],
-        )
-        how = L(f"each point is one of the K = {integer(K)} documents",
-                f"cada punto es uno de los K = {integer(K)} documentos")
+        points, how = _rate_points(table, n, r, x_scale, x_title, y_title)
     else:
-        x_edges = np.geomspace(n.min(), n.max() * (1 + 1e-9) if n.max() > n.min() else n.min() + 1, 31)
-        r_lo, r_hi = float(r.min()), float(r.max())
-        r_edges = np.linspace(r_lo, r_hi if r_hi > r_lo else r_lo + 1, 26)
-        xi = np.clip(np.searchsorted(x_edges, n, side="right") - 1, 0, x_edges.size - 2)
-        ri = np.clip(np.searchsorted(r_edges, r, side="right") - 1, 0, r_edges.size - 2)
-        cells = (pd.DataFrame({"xi": xi, "ri": ri, "n": n, "rate": r})
-                 .groupby(["xi", "ri"], sort=True)
-                 .agg(n=("n", "mean"), rate=("rate", "mean"), documents=("n", "size"))
-                 .reset_index())
-        cells = _data(cells)
-        points = alt.Chart(cells).mark_circle(opacity=0.6, color="#1f4e79").encode(
-            x=alt.X("n:Q", scale=x_scale, title=x_title),
-            y=alt.Y("rate:Q", title=y_title),
-            size=alt.Size("documents:Q", title=L("Documents", "Documentos"),
-                          scale=alt.Scale(range=[9, 400], zero=False), legend=alt.Legend(format="d")),
-            tooltip=[alt.Tooltip("documents:Q"), alt.Tooltip("n:Q", title="mean n_d", format=".1f"),
-                     alt.Tooltip("rate:Q", title="mean r_d", format=".3f")],
-        )
-        how = L(f"K = {integer(K)} documents binned by size and rate (mean position per cell; "
-                "circle area = number of documents)",
-                f"K = {integer(K)} documentos agrupados por tamaño y tasa (posición media por celda; "
-                "área del círculo = número de documentos)")
+        points, how = _rate_cells(n, r, K, x_scale, x_title, y_title)
 
     R, rbar = estimates.micro_estimate, estimates.macro_estimate
+    layers = [points, *_estimate_rules(R, rbar)]
+
+    labelled = ""
+    if K <= MAX_POINTS and label_largest > 0:
+        labels, labelled = _largest_labels(table, n, r, x_scale, label_largest)
+        layers.append(labels)
+
+    title = L("Document rate against document size", "Tasa de cada documento frente a su tamaño")
+    chart = alt.layer(*layers).properties(width=WIDTH, height=320, title=title)
+    e4 = FORMATS["estimate"]
+    caption = L(f"{how[:1].upper() + how[1:]}; dashed lines: micro R = {num(R, e4)} (weights documents by n_d) and "
+                f"macro r\u0304 = {num(rbar, e4)} (every document counts once){labelled}.",
+                f"{how[:1].upper() + how[1:]}; líneas discontinuas: media micro R = {num(R, e4)} (pondera cada "
+                f"documento por n_d) y media macro r\u0304 = {num(rbar, e4)} (cada documento cuenta una vez)"
+                f"{labelled}.")
+    return Chart(_plain(chart), title, caption)
+
+
+def _rate_points(table: DocTable, n: np.ndarray, r: np.ndarray, x_scale, x_title: str,
+                 y_title: str) -> tuple[alt.Chart, str]:
+    """One point per document of the rate-against-size chart, and the caption's words for it."""
+    K = table.K
+    pts = _data(pd.DataFrame({"doc": table.doc.astype(str), "n": n, "rate": r}))
+    points = alt.Chart(pts).mark_circle(size=36, opacity=0.75 if K <= 200 else 0.45,
+                                        color="#1f4e79").encode(
+        x=alt.X("n:Q", scale=x_scale, title=x_title),
+        y=alt.Y("rate:Q", title=y_title),
+        tooltip=[alt.Tooltip("doc:N", title="document"), alt.Tooltip("n:Q", title="n_d"),
+                 alt.Tooltip("rate:Q", title="r_d", format=".3f")],
+    )
+    how = L(f"each point is one of the K = {integer(K)} documents",
+            f"cada punto es uno de los K = {integer(K)} documentos")
+    return points, how
+
+
+def _rate_cells(n: np.ndarray, r: np.ndarray, K: int, x_scale, x_title: str,
+                y_title: str) -> tuple[alt.Chart, str]:
+    """Documents binned by log size and rate (circle area = documents per cell), and the caption's words."""
+    x_edges = np.geomspace(n.min(), n.max() * (1 + 1e-9) if n.max() > n.min() else n.min() + 1, 31)
+    r_lo, r_hi = float(r.min()), float(r.max())
+    r_edges = np.linspace(r_lo, r_hi if r_hi > r_lo else r_lo + 1, 26)
+    xi = np.clip(np.searchsorted(x_edges, n, side="right") - 1, 0, x_edges.size - 2)
+    ri = np.clip(np.searchsorted(r_edges, r, side="right") - 1, 0, r_edges.size - 2)
+    cells = (pd.DataFrame({"xi": xi, "ri": ri, "n": n, "rate": r})
+             .groupby(["xi", "ri"], sort=True)
+             .agg(n=("n", "mean"), rate=("rate", "mean"), documents=("n", "size"))
+             .reset_index())
+    cells = _data(cells)
+    points = alt.Chart(cells).mark_circle(opacity=0.6, color="#1f4e79").encode(
+        x=alt.X("n:Q", scale=x_scale, title=x_title),
+        y=alt.Y("rate:Q", title=y_title),
+        size=alt.Size("documents:Q", title=L("Documents", "Documentos"),
+                      scale=alt.Scale(range=[9, 400], zero=False), legend=alt.Legend(format="d")),
+        tooltip=[alt.Tooltip("documents:Q"), alt.Tooltip("n:Q", title="mean n_d", format=".1f"),
+                 alt.Tooltip("rate:Q", title="mean r_d", format=".3f")],
+    )
+    how = L(f"K = {integer(K)} documents binned by size and rate (mean position per cell; "
+            "circle area = number of documents)",
+            f"K = {integer(K)} documentos agrupados por tamaño y tasa (posición media por celda; "
+            "área del círculo = número de documentos)")
+    return points, how
+
+
+def _estimate_rules(R: float, rbar: float) -> list:
+    """The dashed micro and macro rules of the rate-against-size chart, with their labels."""
     # the higher line is labelled above itself, the lower one below, so labels never cross a line
     micro_high = R >= rbar
     rules_df = _data(pd.DataFrame({
@@ -287,28 +322,21 @@ def rate_vs_size(table: DocTable, estimates: Estimates, *, unit: str = "chunks",
     below = base.transform_filter(alt.datum.pos == "below").mark_text(
         align="left", baseline="top", dy=3, fontSize=11, fontWeight="bold").encode(
         x=alt.value(4), y="value:Q", text="text:N", color=colour)
-    layers = [points, rules, above, below]
+    return [rules, above, below]
 
-    labelled = ""
-    if K <= MAX_POINTS and label_largest > 0:
-        top = np.argsort(-n, kind="stable")[: min(label_largest, K)]
-        lab = _data(pd.DataFrame({"doc": [_short(d, LABEL_CHARS) for d in table.doc[top].astype(str)],
-                                  "n": n[top], "rate": r[top]}))
-        layers.append(alt.Chart(lab).mark_text(align="right", dx=-7, dy=-7, fontSize=10,
-                                               color="#333333").encode(
-            x=alt.X("n:Q", scale=x_scale), y="rate:Q", text="doc:N"))
-        labelled = L(f"; the {top.size} largest documents are labelled",
-                     f"; se rotulan los {top.size} documentos más grandes")
 
-    title = L("Document rate against document size", "Tasa de cada documento frente a su tamaño")
-    chart = alt.layer(*layers).properties(width=WIDTH, height=320, title=title)
-    e4 = FORMATS["estimate"]
-    caption = L(f"{how[:1].upper() + how[1:]}; dashed lines: micro R = {num(R, e4)} (weights documents by n_d) and "
-                f"macro r\u0304 = {num(rbar, e4)} (every document counts once){labelled}.",
-                f"{how[:1].upper() + how[1:]}; líneas discontinuas: media micro R = {num(R, e4)} (pondera cada "
-                f"documento por n_d) y media macro r\u0304 = {num(rbar, e4)} (cada documento cuenta una vez)"
-                f"{labelled}.")
-    return Chart(_plain(chart), title, caption)
+def _largest_labels(table: DocTable, n: np.ndarray, r: np.ndarray, x_scale,
+                    label_largest: int) -> tuple[alt.Chart, str]:
+    """The ids of the ``label_largest`` largest documents as a text layer, and the caption's words."""
+    top = np.argsort(-n, kind="stable")[: min(label_largest, table.K)]
+    lab = _data(pd.DataFrame({"doc": [_short(d, LABEL_CHARS) for d in table.doc[top].astype(str)],
+                              "n": n[top], "rate": r[top]}))
+    labels = alt.Chart(lab).mark_text(align="right", dx=-7, dy=-7, fontSize=10,
+                                      color="#333333").encode(
+        x=alt.X("n:Q", scale=x_scale), y="rate:Q", text="doc:N")
+    labelled = L(f"; the {top.size} largest documents are labelled",
+                 f"; se rotulan los {top.size} documentos más grandes")
+    return labels, labelled
 
 
 def _interval_rows(estimates: Estimates) -> pd.DataFrame:

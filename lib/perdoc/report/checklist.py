@@ -442,28 +442,54 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
         ``"en"`` or ``"es"`` (default: the current report language, :func:`perdoc.i18n.get_language`).
     """
     lang = _lang(language)
-    es = lang == "es"
+    design = _check_keys(design, DESIGN_KEYS, "design")
+    estimand = _check_keys(estimand, ESTIMAND_KEYS, "estimand")
+    diag = estimates.diagnostics
+    items: list[Item] = [_population_item(table, estimates, design, lang)]
+    name = _estimand_name(estimand)
+    items.append(_estimand_item(estimates, name, _text(estimand.get("why")), lang))
+    items.append(_sample_size_item(table, diag, lang))
+    items.append(_method_item(estimates, name, _text(estimand.get("method")), evidence, lang))
+    items.append(_icc_item(table, diag, simulation, lang))
+    items.append(_rates_item(diag, lang))
+    items.append(_out_of_scope_item(out_of_scope, out_of_scope_sources, lang))
+    items.append(_bootstrap_item(estimates, lang))
+    items.append(_exclusions_item(table, exclusions, lang))
+    return items
 
+
+def _words(lang: str):
+    """The three wording helpers of every item: ``T(en, sp)``, a whole number and a formatted number."""
     def T(en: str, sp: str) -> str:
-        return sp if es else en
+        return sp if lang == "es" else en
 
     def n_(x) -> str:
         return i18n.integer(x, lang=lang)
 
     def f_(x, spec) -> str:
         return i18n.num(x, spec, lang=lang)
+    return T, n_, f_
 
-    design = _check_keys(design, DESIGN_KEYS, "design")
-    estimand = _check_keys(estimand, ESTIMAND_KEYS, "estimand")
-    K, N = table.K, table.N
-    diag = estimates.diagnostics
-    items: list[Item] = []
+
+def _population_item(table: DocTable, estimates: Estimates, design: dict, lang: str) -> Item:
+    """Item 1: the population, how the K documents were drawn, and at what sampling fraction."""
+    T, _, _ = _words(lang)
     not_given = T("NOT GIVEN", "NO INDICADO")
-
-    # 1. population and design -----------------------------------------------------------
     population = _text(design.get("population"))
     sampling = _text(design.get("sampling"))
-    M = design.get("population_size", None)
+    size = _size_text(table.K, estimates, design.get("population_size", None), lang)
+    gaps = [name for name, v in (("population", population), ("sampling", sampling)) if v is None]
+    value = "; ".join([T("population: ", "población: ") + (population or T(not_given, "NO INDICADA")),
+                       T("sampling: ", "diseño muestral: ") + (sampling or not_given), size])
+    return Item("population_design",
+                T("Population and sampling design",
+                  "Población y diseño muestral: qué se sorteó, en qué niveles y con qué fracción"),
+                value, "missing" if gaps else "given")
+
+
+def _size_text(K: int, estimates: Estimates, M, lang: str) -> str:
+    """M, K and the sampling fraction K/M (or why there is none), with M checked against the estimates."""
+    T, n_, f_ = _words(lang)
     if M is None:
         M = estimates.population_size
     elif estimates.population_size is not None and int(M) != estimates.population_size:
@@ -472,40 +498,41 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     drawn = (estimates.design or {}).get("sampling") == "drawn"
     if drawn:   # a sample drawn by perdoc sample: the manifest's probabilities, not one fraction
         Mf = (estimates.design or {}).get("documents_in_frame")
-        size = T(f"{'M = ' + n_(Mf) + ' documents in the frame, ' if Mf else ''}{n_(K)} document draws, each "
+        return T(f"{'M = ' + n_(Mf) + ' documents in the frame, ' if Mf else ''}{n_(K)} document draws, each "
                  "weighted by the inverse of its inclusion probability from the manifest (the finite population "
                  "correction of each stratum follows from the design)",
                  f"{'M = ' + n_(Mf) + ' documentos en el marco, ' if Mf else ''}{n_(K)} extracciones de documentos, "
                  "cada una ponderada por la inversa de su probabilidad de inclusión del manifiesto (la corrección "
                  "por población finita de cada estrato se deduce del diseño)")
-    elif M is not None:
-        if isinstance(M, bool) or not float(M).is_integer() or int(M) < K:
-            raise ParameterError(f"design population_size must be a whole number >= K = {K} (got {M!r})")
-        M = int(M)
-        size = T(f"M = {n_(M)} documents, K = {n_(K)} drawn, sampling fraction K/M = {f_(K / M, '.3g')}",
-                 f"M = {n_(M)} documentos, K = {n_(K)} sorteados, fracción de muestreo K/M = {f_(K / M, '.3g')}")
-        if estimates.population_size is None:
-            size += T(" (no finite population correction applied)",
-                      " (no se aplicó la corrección por población finita)")
-    else:
-        size = T(f"M not given: sampling fraction unknown, K = {n_(K)} drawn, no finite population correction",
+    if M is None:
+        return T(f"M not given: sampling fraction unknown, K = {n_(K)} drawn, no finite population correction",
                  f"M sin indicar: fracción de muestreo desconocida, K = {n_(K)} sorteados, sin corrección por "
                  "población finita")
-    gaps = [name for name, v in (("population", population), ("sampling", sampling)) if v is None]
-    value = "; ".join([T("population: ", "población: ") + (population or T(not_given, "NO INDICADA")),
-                       T("sampling: ", "diseño muestral: ") + (sampling or not_given), size])
-    items.append(Item("population_design",
-                      T("Population and sampling design",
-                        "Población y diseño muestral: qué se sorteó, en qué niveles y con qué fracción"),
-                      value, "missing" if gaps else "given"))
+    if isinstance(M, bool) or not float(M).is_integer() or int(M) < K:
+        raise ParameterError(f"design population_size must be a whole number >= K = {K} (got {M!r})")
+    M = int(M)
+    size = T(f"M = {n_(M)} documents, K = {n_(K)} drawn, sampling fraction K/M = {f_(K / M, '.3g')}",
+             f"M = {n_(M)} documentos, K = {n_(K)} sorteados, fracción de muestreo K/M = {f_(K / M, '.3g')}")
+    if estimates.population_size is None:
+        size += T(" (no finite population correction applied)",
+                  " (no se aplicó la corrección por población finita)")
+    return size
 
-    # 2. estimand -------------------------------------------------------------------------
+
+def _estimand_name(estimand: dict) -> str | None:
+    """The estimand's name in lower case, ``"micro"`` or ``"macro"``; None when not given."""
     name = _text(estimand.get("name"))
-    why = _text(estimand.get("why"))
     if name is not None:
         name = name.lower()
         if name not in _ESTIMAND_TEXT:
             raise ParameterError(f"estimand name must be 'micro' or 'macro' (got {estimand.get('name')!r})")
+    return name
+
+
+def _estimand_item(estimates: Estimates, name: str | None, why: str | None, lang: str) -> Item:
+    """Item 2: the estimand (micro or macro) with its value, and why it answers the question."""
+    T, _, f_ = _words(lang)
+    not_given = T("NOT GIVEN", "NO INDICADO")
     if name is None:
         gaps = [T("estimand", "estimando")] + ([] if why else [T("why", "por qué")])
         value = (f"{_missing(gaps, lang)}; " + T("both computed: ", "se calcularon las dos: ")
@@ -513,26 +540,31 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
                  + f"macro r\u0304 = {f_(estimates.macro_estimate, '.4f')}")
     else:
         est = estimates.micro_estimate if name == "micro" else estimates.macro_estimate
-        text = _ESTIMAND_TEXT_ES[name] if es else _ESTIMAND_TEXT[name]
+        text = _ESTIMAND_TEXT_ES[name] if lang == "es" else _ESTIMAND_TEXT[name]
         value = f"{text} = {f_(est, '.4f')}; " + T("why: ", "por qué: ") + (why or not_given)
-    items.append(Item("estimand", T("Estimand (micro or macro) and why it answers the question",
-                                    "Estimando (media micro o macro) y por qué responde a la pregunta"),
-                      value, "given" if name and why else "missing"))
+    return Item("estimand", T("Estimand (micro or macro) and why it answers the question",
+                              "Estimando (media micro o macro) y por qué responde a la pregunta"),
+                value, "given" if name and why else "missing")
 
-    # 3. sample size ----------------------------------------------------------------------
+
+def _sample_size_item(table: DocTable, diag, lang: str) -> Item:
+    """Item 3: K, N and the distribution of measurements per document."""
+    T, n_, f_ = _words(lang)
+    K, N = table.K, table.N
     value = T(f"K = {n_(K)} documents, N = {_num(N, 3, lang)} measurements; n_d quantiles: "
               f"{_quantiles(diag.n_quantiles, 1, lang)}; the largest document holds {f_(diag.max_share, '.1%')} of N",
               f"K = {n_(K)} documentos, N = {_num(N, 3, lang)} mediciones; cuantiles de n_d: "
               f"{_quantiles(diag.n_quantiles, 1, lang)}; el documento más grande reúne el "
               f"{f_(diag.max_share, '.1%')} de N")
-    items.append(Item("sample_size", T("K, N and the distribution of n_d",
-                                       "K, N y distribución de n_d, el número de mediciones por documento"),
-                      value, "given"))
+    return Item("sample_size", T("K, N and the distribution of n_d",
+                                 "K, N y distribución de n_d, el número de mediciones por documento"),
+                value, "given")
 
-    # 4. interval method, resampling unit, effective df -----------------------------------
-    items.append(_method_item(estimates, name, _text(estimand.get("method")), evidence, lang))
 
-    # 5. ICC and design effect ------------------------------------------------------------
+def _icc_item(table: DocTable, diag, simulation, lang: str) -> Item:
+    """Item 5: the ICC and design effect, as diagnostics and not as substitutes."""
+    T, _, f_ = _words(lang)
+    N = table.N
     same = every_score_same(table)
     if same is not None:
         value = T(f"not available: every measurement has the same score ({f_(same, '.4g')}), so the ICC is 0/0 and "
@@ -561,20 +593,26 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
                                                                            "no calculable con estos datos")
         value = T("not available: ", "no disponible: ") + why_na
         status = "missing"
-    items.append(Item("icc_deff", T("Intraclass correlation and design effect (diagnostics)",
-                                    "Correlación intraclase y efecto de diseño, como diagnóstico y no como "
-                                    "sustituto del cálculo"), value, status))
+    return Item("icc_deff", T("Intraclass correlation and design effect (diagnostics)",
+                              "Correlación intraclase y efecto de diseño, como diagnóstico y no como "
+                              "sustituto del cálculo"), value, status)
 
-    # 6. rates at 0 and 1 -----------------------------------------------------------------
+
+def _rates_item(diag, lang: str) -> Item:
+    """Item 6: the share of documents at rate 0 and 1, and the distribution of document rates."""
+    T, _, f_ = _words(lang)
     value = T(f"{f_(diag.frac_rate_0, '.1%')} of documents at rate 0, {f_(diag.frac_rate_1, '.1%')} at rate 1; "
               f"rate quantiles: {_quantiles(diag.rate_quantiles, 3, lang)}",
               f"{f_(diag.frac_rate_0, '.1%')} de los documentos con tasa 0 y {f_(diag.frac_rate_1, '.1%')} con "
               f"tasa 1; cuantiles de las tasas por documento: {_quantiles(diag.rate_quantiles, 3, lang)}")
-    items.append(Item("rates", T("Documents at rate 0 and 1; distribution of document rates",
-                                 "Fracción de documentos con tasa 0 o 1 y distribución de las tasas por documento"),
-                      value, "given"))
+    return Item("rates", T("Documents at rate 0 and 1; distribution of document rates",
+                           "Fracción de documentos con tasa 0 o 1 y distribución de las tasas por documento"),
+                value, "given")
 
-    # 7. out of scope ---------------------------------------------------------------------
+
+def _out_of_scope_item(out_of_scope, out_of_scope_sources, lang: str) -> Item:
+    """Item 7: what the uncertainty leaves out (the defaults when not given), each after its source."""
+    T, _, _ = _words(lang)
     if out_of_scope is None:
         value = (_join_sentences(out_of_scope_text(t, lang) for t in DEFAULT_OUT_OF_SCOPE)
                  + T(" (defaults)", " (por defecto)"))
@@ -594,46 +632,49 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
             texts = [out_of_scope_text(t, lang) for t in (_text(x) for x in out_of_scope) if t]
         value = _join_sentences(texts) if texts else T("not given", "sin indicar")
         status = "given" if texts else "missing"
-    items.append(Item("out_of_scope", T("What the uncertainty does not cover",
-                                        "Qué queda fuera de la incertidumbre: el índice fijo, el recuperador, "
-                                        "la población de preguntas"), value, status))
+    return Item("out_of_scope", T("What the uncertainty does not cover",
+                                  "Qué queda fuera de la incertidumbre: el índice fijo, el recuperador, "
+                                  "la población de preguntas"), value, status)
 
-    # 8. degenerate bootstrap replicates --------------------------------------------------
+
+def _bootstrap_item(estimates: Estimates, lang: str) -> Item:
+    """Item 8: how many bootstrap replicates were degenerate, and the seed (not applicable without one)."""
+    T, n_, f_ = _words(lang)
     draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
     degenerate = T("Degenerate bootstrap replicates", "Réplicas bootstrap degeneradas")
     if draws is None or draws.replicates == 0:
-        items.append(Item("bootstrap_degenerate", degenerate,
-                          T("no bootstrap run (replicates = 0)", "no se hizo bootstrap (réplicas = 0)"),
-                          "not applicable"))
-    else:
-        n_deg = int(draws.degenerate.sum())
-        value = T(f"{n_(n_deg)} of {n_(draws.replicates)} replicates ({f_(draws.degenerate_fraction, '.1%')}) "
-                  "degenerate: every drawn document had the same rate, so no standard error; "
-                  "dropped from bootstrap-t",
-                  f"{n_(n_deg)} de {n_(draws.replicates)} réplicas ({f_(draws.degenerate_fraction, '.1%')}) "
-                  "degeneradas: todos los documentos sorteados tenían la misma tasa, así que no hay error "
-                  "estándar; se descartan del bootstrap-t")
-        if n_deg == draws.replicates:
-            value += T("; all replicates degenerate, so no bootstrap-t interval",
-                       "; todas las réplicas son degeneradas, así que no hay intervalo bootstrap-t")
-        seed = T("none (not reproducible)", "ninguna (no reproducible)") if estimates.seed is None \
-            else str(estimates.seed)
-        value += T("; seed ", "; semilla ") + seed
-        items.append(Item("bootstrap_degenerate", degenerate, value, "given"))
+        return Item("bootstrap_degenerate", degenerate,
+                    T("no bootstrap run (replicates = 0)", "no se hizo bootstrap (réplicas = 0)"),
+                    "not applicable")
+    n_deg = int(draws.degenerate.sum())
+    value = T(f"{n_(n_deg)} of {n_(draws.replicates)} replicates ({f_(draws.degenerate_fraction, '.1%')}) "
+              "degenerate: every drawn document had the same rate, so no standard error; "
+              "dropped from bootstrap-t",
+              f"{n_(n_deg)} de {n_(draws.replicates)} réplicas ({f_(draws.degenerate_fraction, '.1%')}) "
+              "degeneradas: todos los documentos sorteados tenían la misma tasa, así que no hay error "
+              "estándar; se descartan del bootstrap-t")
+    if n_deg == draws.replicates:
+        value += T("; all replicates degenerate, so no bootstrap-t interval",
+                   "; todas las réplicas son degeneradas, así que no hay intervalo bootstrap-t")
+    seed = T("none (not reproducible)", "ninguna (no reproducible)") if estimates.seed is None \
+        else str(estimates.seed)
+    value += T("; seed ", "; semilla ") + seed
+    return Item("bootstrap_degenerate", degenerate, value, "given")
 
-    # 9. exclusions -----------------------------------------------------------------------
+
+def _exclusions_item(table: DocTable, exclusions, lang: str) -> Item:
+    """Item 9: the rows excluded and why (missing when a reason is not given)."""
+    T, n_, _ = _words(lang)
     excl = tuple(table.exclusions if exclusions is None else exclusions)
     excluded = T("Rows excluded and why", "Filas excluidas y motivo")
     if not excl:
-        items.append(Item("exclusions", excluded, T("none", "ninguna"), "given"))
-    else:
-        total = sum(int(e.rows) for e in excl)
-        parts = [f"{n_(int(e.rows))} ({_text(e.reason) or T('reason NOT GIVEN', 'motivo NO INDICADO')})"
-                 for e in excl]
-        unexplained = any(_text(e.reason) is None for e in excl)
-        value = T(f"{n_(total)} rows excluded: ", f"{n_(total)} filas excluidas: ") + "; ".join(parts)
-        items.append(Item("exclusions", excluded, value, "missing" if unexplained else "given"))
-    return items
+        return Item("exclusions", excluded, T("none", "ninguna"), "given")
+    total = sum(int(e.rows) for e in excl)
+    parts = [f"{n_(int(e.rows))} ({_text(e.reason) or T('reason NOT GIVEN', 'motivo NO INDICADO')})"
+             for e in excl]
+    unexplained = any(_text(e.reason) is None for e in excl)
+    value = T(f"{n_(total)} rows excluded: ", f"{n_(total)} filas excluidas: ") + "; ".join(parts)
+    return Item("exclusions", excluded, value, "missing" if unexplained else "given")
 
 
 def _own_wald_eff_n(simulation, lang: str) -> str:
@@ -671,10 +712,7 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
                  lang: str = "en") -> Item:
     """Interval method, resampling unit and effective degrees of freedom (K stated apart)."""
     es = lang == "es"
-
-    def T(en: str, sp: str) -> str:
-        return sp if es else en
-
+    T, _, _ = _words(lang)
     K = estimates.K
     level = i18n.num(estimates.level, ".0%", lang=lang)
     parts = []

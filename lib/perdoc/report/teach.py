@@ -348,18 +348,27 @@ def _close(x: float, target: float, rel: float = 1e-3) -> bool:
     return abs(x - target) <= rel * abs(target)
 
 
+def _first_check(answer, right: float, what: str, praise: str) -> tuple[float | None, bool | None]:
+    """The answer as a number, and the verdict when it is no number or is right (None: grade it further)."""
+    x = _as_number(answer)
+    if x is None:
+        return None, _say(False, f"Set `answer` to a number: {what}.")
+    if _close(x, right):
+        return x, _say(True, praise)
+    return x, None
+
+
 def check_cr2_se(answer) -> bool:
     """Exercise 3: the CR2 standard error of the micro mean of :data:`CR2_EXERCISE` (no finite
     population correction), to 3 significant digits. Prints right or wrong with a hint."""
     from ..methods import micro
     n, s = np.asarray(CR2_EXERCISE["n"]), np.asarray(CR2_EXERCISE["s"])
     right = math.sqrt(micro.var_cr2(n, s))
-    x = _as_number(answer)
-    if x is None:
-        return _say(False, "Set `answer` to a number: the CR2 standard error.")
-    if _close(x, right):
-        return _say(True, f"se_CR2 = {right:.5f}. The large document z has leverage h = "
-                    f"{n.max() / n.sum():.2f}, so its residual is inflated by 1/(1 - h) in the variance.")
+    x, verdict = _first_check(answer, right, "the CR2 standard error",
+                              f"se_CR2 = {right:.5f}. The large document z has leverage h = "
+                              f"{n.max() / n.sum():.2f}, so its residual is inflated by 1/(1 - h) in the variance.")
+    if verdict is not None:
+        return verdict
     K, N = n.size, n.sum()
     u = micro.residuals(n, s)
     cr0 = math.sqrt(np.sum(u * u)) / N
@@ -386,12 +395,11 @@ def check_bm_df(answer) -> bool:
     from ..methods import micro
     n = np.asarray(CR2_EXERCISE["n"])
     right = micro.df_bell_mccaffrey(n)
-    x = _as_number(answer)
-    if x is None:
-        return _say(False, "Set `answer` to a number: the degrees of freedom.")
-    if _close(x, right):
-        return _say(True, f"df = {right:.4f}, far below K - 1 = {n.size - 1}: one document holds "
-                    f"{n.max() / n.sum():.0%} of the chunks, so the variance rests on little information.")
+    x, verdict = _first_check(answer, right, "the degrees of freedom",
+                              f"df = {right:.4f}, far below K - 1 = {n.size - 1}: one document holds "
+                              f"{n.max() / n.sum():.0%} of the chunks, so the variance rests on little information.")
+    if verdict is not None:
+        return verdict
     if x == n.size - 1:
         return _say(False, "K - 1 is the df of CR1 (and of CR2 only when every document has the same size). "
                     "Bell-McCaffrey's df depends on the sizes: q_d = n_d^2 / (N - n_d), "

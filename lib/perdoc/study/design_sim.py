@@ -28,7 +28,7 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
     scores of the first document, then the second's...), so that a take of a continuous metric labels
     real chunks; a 0/1 census needs only its sums (hypergeometric takes)."""
     from ..reading.frame import Frame
-    from .sampling import doc_takes, draw_sample
+    from .sampling import draw_sample
     from ..methods.survey import design_estimate
     from ..reading.manifest import SampleData, stage_fractions
     n = np.asarray(census.n, dtype=float)
@@ -37,14 +37,7 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
     binary = q is not None and np.array_equal(q, s) and np.all((s >= 0) & (s <= n) & (s == np.round(s)))
     if q is None:
         raise ParameterError("the census needs the sums of squared scores")
-    starts = None
-    if chunk_scores is not None:
-        x = np.asarray(chunk_scores, dtype=float) / census.scale
-        if x.ndim != 1 or x.size != int(n.sum()):
-            raise ParameterError(f"chunk_scores must hold one score per census chunk ({int(n.sum()):,}), got {x.size:,}")
-        starts = np.concatenate([[0], np.cumsum(n.astype(np.int64))[:-1]])
-        if not (np.allclose(np.add.reduceat(x, starts), s, rtol=1e-9, atol=1e-9) if x.size else True):
-            raise ParameterError("chunk_scores do not add up to the census's per-document sums (wrong order?)")
+    x, starts = _chunk_scores(chunk_scores, census.scale, n, s)
     if take is not None and not binary and starts is None:
         raise ParameterError("--take in a simulation of a continuous metric needs the census's chunk scores "
                              "(chunk_scores); a 0/1 census needs only its sums")
@@ -61,42 +54,12 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
         smp = draw_sample(frame, design=design, k=k, seed=int(seeds[r]), **options)
         idx = np.array([pos[d] for d in smp.doc.tolist()])
         N = n[idx]
-        if take is None:
-            m, ss, qq = N, s[idx], q[idx]
-        elif binary:
-            m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
-            ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
-                                    m.astype(np.int64)).astype(float)
-            qq = ss
-        else:   # a take of real chunks, without replacement within each drawn document
-            m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
-            ss = np.empty(idx.size)
-            qq = np.empty(idx.size)
-            for j, (i, nj, mj) in enumerate(zip(idx.tolist(), N.astype(np.int64).tolist(), m.astype(np.int64).tolist())):
-                at = np.arange(nj) if mj >= nj else rng.choice(nj, size=mj, replace=False)
-                v = x[starts[i] + at]
-                ss[j] = v.sum()
-                qq[j] = (v * v).sum()
+        m, ss, qq = _label(smp, idx, N, s, q, take=take, binary=binary, x=x, starts=starts, rng=rng)
         labels += float(np.sum(m))
         f, _ = stage_fractions(smp.stratum, smp.prob, smp.draw)
         data = SampleData(doc=smp.doc.astype(str), draw=smp.draw, stratum=smp.stratum.astype(str), prob=smp.prob,
                           N=N, m=m.astype(float), s=ss, q=qq, f=f)
-        est = design_estimate(data, level=level, bounded=in_unit)
-        for iv in est.intervals:
-            t = tally.setdefault(f"{iv.estimand}.{iv.method}",
-                                 {"hit": 0, "low": 0, "high": 0, "none": 0, "width": 0.0, "n": 0})
-            value = truths[iv.estimand]
-            if iv.ci is None:
-                t["none"] += 1
-                continue
-            t["n"] += 1
-            t["width"] += iv.ci.high - iv.ci.low
-            if value < iv.ci.low:
-                t["low"] += 1
-            elif value > iv.ci.high:
-                t["high"] += 1
-            else:
-                t["hit"] += 1
+        _count(tally, design_estimate(data, level=level, bounded=in_unit), truths)
     out = {"design": design, "k": k, "take": take, "reps": reps, "level": level, "truth": truth,
            "truth_macro": truths["macro"], "labels_mean": labels / reps, "methods": {}}
     for method, t in tally.items():
@@ -107,6 +70,61 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
             "miss_low": t["low"] / reps, "miss_high": t["high"] / reps, "no_interval": t["none"] / reps,
             "infinite": 0.0, "rmse": float("nan"), "n": t["n"]}
     return out
+
+
+def _chunk_scores(chunk_scores, scale: float, n, s):
+    """``(x, starts)``: every census chunk's true score and where each document's scores start, checked
+    against the census's sums; ``(None, None)`` without chunk scores."""
+    if chunk_scores is None:
+        return None, None
+    x = np.asarray(chunk_scores, dtype=float) / scale
+    if x.ndim != 1 or x.size != int(n.sum()):
+        raise ParameterError(f"chunk_scores must hold one score per census chunk ({int(n.sum()):,}), got {x.size:,}")
+    starts = np.concatenate([[0], np.cumsum(n.astype(np.int64))[:-1]])
+    if not (np.allclose(np.add.reduceat(x, starts), s, rtol=1e-9, atol=1e-9) if x.size else True):
+        raise ParameterError("chunk_scores do not add up to the census's per-document sums (wrong order?)")
+    return x, starts
+
+
+def _label(smp, idx, N, s, q, *, take, binary, x, starts, rng):
+    """``(m, s, q)`` of one drawn sample's documents (census rows ``idx``, sizes ``N``): labelled whole, or a
+    take of chunks (hypergeometric hits for a 0/1 census, else real chunks without replacement)."""
+    from .sampling import doc_takes
+    if take is None:
+        return N, s[idx], q[idx]
+    m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
+    if binary:
+        ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
+                                m.astype(np.int64)).astype(float)
+        return m, ss, ss
+    # a take of real chunks, without replacement within each drawn document
+    ss = np.empty(idx.size)
+    qq = np.empty(idx.size)
+    for j, (i, nj, mj) in enumerate(zip(idx.tolist(), N.astype(np.int64).tolist(), m.astype(np.int64).tolist())):
+        at = np.arange(nj) if mj >= nj else rng.choice(nj, size=mj, replace=False)
+        v = x[starts[i] + at]
+        ss[j] = v.sum()
+        qq[j] = (v * v).sum()
+    return m, ss, qq
+
+
+def _count(tally: dict, est, truths: dict) -> None:
+    """Add one sample's intervals to ``tally``: hit, missed low or high, none, and the width."""
+    for iv in est.intervals:
+        t = tally.setdefault(f"{iv.estimand}.{iv.method}",
+                             {"hit": 0, "low": 0, "high": 0, "none": 0, "width": 0.0, "n": 0})
+        value = truths[iv.estimand]
+        if iv.ci is None:
+            t["none"] += 1
+            continue
+        t["n"] += 1
+        t["width"] += iv.ci.high - iv.ci.low
+        if value < iv.ci.low:
+            t["low"] += 1
+        elif value > iv.ci.high:
+            t["high"] += 1
+        else:
+            t["hit"] += 1
 
 
 def as_simulation_result(res: dict, *, seed: int):

@@ -113,25 +113,53 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
     n, s, q, k = working_table(table)
     mrange = metric_range(table, n, s, q, k) if bounds == "auto" else bounds
     K, N = table.K, table.N
-    alpha = 1.0 - level
     f = 0.0 if population_size is None else K / population_size
-    fpc = math.sqrt(1.0 - f)
     census = population_size is not None and population_size == K
-    r = s / n
-    flat = bool(np.all(r == r[0]))
-    flat_reason = (f"zero variance: every document has the same rate ({_micro.ldexp(r[0], -k):.6g}), "
-                   "so the documents carry no information about sampling error")
-    ctx = _Ctx(level=level, alpha=alpha, fpc=fpc, census=census, flat_reason=flat_reason if flat else None)
+    flat_reason = _flat_reason(s / n, k)
+    ctx = _Ctx(level=level, alpha=1.0 - level, fpc=math.sqrt(1.0 - f), census=census, flat_reason=flat_reason)
 
-    fpc_note = (FPC_HEURISTIC,) if population_size is not None else ()
     # every method on a batch of one sample: the implementation the coverage simulation runs
     res, batch_draws = _methods.srs_methods(
-        n[None, :], s[None, :], None if q is None else q[None, :], fpc=fpc, level=level, replicates=replicates,
+        n[None, :], s[None, :], None if q is None else q[None, :], fpc=ctx.fpc, level=level, replicates=replicates,
         seeds=[seed], k=k, binary=table.binary, bounded=mrange == (0.0, 1.0), difference=difference,
         pair_bounded=mrange == (-1.0, 1.0), wild=False)
     R = float(res["micro.cr1"].estimate[0])
     rbar = float(res["macro.t"].estimate[0])
     true_scale = set()  # intervals computed on the true scale (they transform the estimate)
+    draws = None
+    if replicates > 0:
+        draws = BootstrapDraws(**{key: v[0] for key, v in batch_draws.items()})
+    fpc_note = (FPC_HEURISTIC,) if population_size is not None else ()
+    intervals = _intervals(ctx, res, n, s, q, k=k, R=R, N=N, replicates=replicates, seed=seed, mrange=mrange,
+                           difference=difference, frame=frame, fpc_note=fpc_note, true_scale=true_scale)
+    diag = diagnose(n, s, q, _micro.var_cr1(n, s), unit_exp=k)
+    notes = _notes(table, census, population_size, f, flat_reason)
+    intervals = [_finish(iv, k, mrange, (iv.estimand, iv.method) in true_scale) for iv in intervals]
+    if draws is not None and k != 0:
+        draws = _true_scale_draws(draws, k)
+    out = Estimates(K=K, N=N, level=level, population_size=population_size,
+                    micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
+                    intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
+                    notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
+                    metric_range=mrange,
+                    frame_tail=None if frame is None or census else frame.tail(np.asarray(table.n, dtype=float)))
+    return _with_primary(out, difference=mrange is not None and tuple(mrange) == (-1.0, 1.0))
+
+
+def _flat_reason(r, k: int) -> str | None:
+    """Why no document-level interval exists when every document has the same rate ``r`` (working
+    scale ``2^k``), else None."""
+    if not bool(np.all(r == r[0])):
+        return None
+    return (f"zero variance: every document has the same rate ({_micro.ldexp(r[0], -k):.6g}), "
+            "so the documents carry no information about sampling error")
+
+
+def _intervals(ctx: _Ctx, res, n, s, q, *, k: int, R: float, N: float, replicates: int, seed, mrange,
+               difference: bool, frame, fpc_note: tuple, true_scale: set) -> list[Interval]:
+    """Every interval of one sample from its batch results ``res``, in the order reports list them:
+    micro (analytic, bounded, frame, bootstrap), the contrast baselines, then macro. The names of the
+    intervals computed on the true scale are added to ``true_scale``."""
     new = lambda name: ctx.batch(name, res[name], R=R, replicates=replicates, notes=fpc_note,  # noqa: E731
                                  true_scale=true_scale)
 
@@ -152,14 +180,12 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
 
     if frame is not None:
         fres = _methods.frame_methods(n[None, :], s[None, :], None if q is None else q[None, :], frame.totals,
-                                      alpha=alpha, bounded=mrange == (0.0, 1.0), k=k)
+                                      alpha=ctx.alpha, bounded=mrange == (0.0, 1.0), k=k)
         frame_note = (f"frame: {frame.M:,} population documents, {frame.N:,.0f} chunks",)
         intervals += [ctx.batch(name, fres[name], R=R, replicates=replicates, notes=frame_note,
                                 true_scale=true_scale) for name in fres]
 
-    draws = None
     if replicates > 0:
-        draws = BootstrapDraws(**{key: v[0] for key, v in batch_draws.items()})
         intervals += [
             ctx.boot_t("micro", res["micro.bootstrap_t"], replicates, "bootstrap-t by document (replicate CR1)"),
             ctx.percentile("micro", res["micro.percentile"], replicates),
@@ -168,40 +194,39 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
         intervals += [new(m) for m in ("micro.bootstrap_t_logit", "micro.calibrated") if m in res]
 
     # contrast baselines
-    diag = diagnose(n, s, q, _micro.var_cr1(n, s), unit_exp=k)
     intervals += _baselines(ctx, res, q is not None, N)
 
     # macro
     intervals.append(ctx.t("macro", "t", "t on document rates, K-1 df", res["macro.t"], role="primary"))
-    if draws is not None:
+    if replicates > 0:
         intervals += [
             ctx.boot_t("macro", res["macro.bootstrap_t"], replicates,
                        "bootstrap-t by document (replicate sd/sqrt(K))"),
             ctx.percentile("macro", res["macro.percentile"], replicates),
             new("macro.calibrated"),
         ]
+    return intervals
 
+
+def _notes(table: DocTable, census: bool, population_size, f: float, flat_reason: str | None) -> list[str]:
+    """The notes of an estimate: the table's own, then what the population size and a flat sample imply."""
     notes = list(table.notes)
     if census:
         notes.append("census: the K documents are the whole population (K = M), so there is no "
                      "sampling error and every interval is the estimate itself")
     elif population_size is not None:
         notes.append(f"finite population correction applied: variances times 1 - K/M = {1 - f:.6g}")
-    if flat:
+    if flat_reason is not None:
         notes.append(flat_reason)
-    intervals = [_finish(iv, k, mrange, (iv.estimand, iv.method) in true_scale) for iv in intervals]
-    if draws is not None and k != 0:
-        draws = BootstrapDraws(micro=_micro.ldexp(draws.micro, -k), micro_se=_micro.ldexp(draws.micro_se, -k),
-                               macro=_micro.ldexp(draws.macro, -k), macro_se=_micro.ldexp(draws.macro_se, -k),
-                               degenerate=draws.degenerate,
-                               micro_se_cr2=_micro.ldexp(draws.micro_se_cr2, -k), micro_df=draws.micro_df)
-    out = Estimates(K=K, N=N, level=level, population_size=population_size,
-                    micro_estimate=_micro.ldexp(R, -k), macro_estimate=_micro.ldexp(rbar, -k),
-                    intervals=tuple(intervals), diagnostics=diag, replicates=replicates, seed=seed,
-                    notes=tuple(notes), bootstrap={} if draws is None else {"draws": draws},
-                    metric_range=mrange,
-                    frame_tail=None if frame is None or census else frame.tail(np.asarray(table.n, dtype=float)))
-    return _with_primary(out, difference=mrange is not None and tuple(mrange) == (-1.0, 1.0))
+    return notes
+
+
+def _true_scale_draws(draws: BootstrapDraws, k: int) -> BootstrapDraws:
+    """Bootstrap draws of the working scale ``2^k`` brought back to the true scale."""
+    return BootstrapDraws(micro=_micro.ldexp(draws.micro, -k), micro_se=_micro.ldexp(draws.micro_se, -k),
+                          macro=_micro.ldexp(draws.macro, -k), macro_se=_micro.ldexp(draws.macro_se, -k),
+                          degenerate=draws.degenerate,
+                          micro_se_cr2=_micro.ldexp(draws.micro_se_cr2, -k), micro_df=draws.micro_df)
 
 
 def _check_frame(table: DocTable, frame, population_size):
@@ -252,14 +277,8 @@ class _Ctx:
 
     def t(self, estimand, method, label, res, *, role, notes=()) -> Interval:
         """A t interval from its batch result (:func:`perdoc.methods.t_interval`)."""
-        est, se, df, code = _row(res.estimate), _row(res.se), _row(res.df), int(res.code[0])
-        reason, ci = None, None
-        if self.census:
-            ci = ConfidenceInterval(est, est)
-        else:
-            reason = self._reason(f"{estimand}.{method}", code, est)
-            if reason is None:
-                ci = ConfidenceInterval(_row(res.low), _row(res.high))
+        est, se, df = _row(res.estimate), _row(res.se), _row(res.df)
+        reason, ci = self._reason_or_ci(f"{estimand}.{method}", res, est)
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
                         se=se, df=df, ci=ci, reason=reason, role=role, notes=tuple(notes))
 
@@ -311,29 +330,19 @@ class _Ctx:
         return out
 
     def boot_t(self, estimand, res, replicates, label) -> Interval:
-        est, se, code = _row(res.estimate), _row(res.se), int(res.code[0])
+        """A bootstrap-t interval by document from its batch result."""
+        est, se = _row(res.estimate), _row(res.se)
         extra = {"replicates": replicates, "degenerate_fraction": _row(res.extra["degenerate_fraction"])}
-        reason, ci = None, None
-        if self.census:
-            ci = ConfidenceInterval(est, est)
-        else:
-            reason = self._reason(f"{estimand}.bootstrap_t", code, est)
-            if reason is None:
-                ci = ConfidenceInterval(_row(res.low), _row(res.high))
+        reason, ci = self._reason_or_ci(f"{estimand}.bootstrap_t", res, est)
         return Interval(estimand=estimand, method="bootstrap_t", label=label, estimate=est,
                         level=self.level, se=se, ci=ci, reason=reason, role="alternative",
                         resampling_unit="document",
                         notes=(FPC_HEURISTIC,) if self.fpc < 1 else (), extra=extra)
 
     def percentile(self, estimand, res, replicates) -> Interval:
+        """A percentile bootstrap interval by document from its batch result."""
         est = _row(res.estimate)
-        reason, ci = None, None
-        if self.census:
-            ci = ConfidenceInterval(est, est)
-        else:
-            reason = self._reason(f"{estimand}.percentile", int(res.code[0]), est)
-            if reason is None:
-                ci = ConfidenceInterval(_row(res.low), _row(res.high))
+        reason, ci = self._reason_or_ci(f"{estimand}.percentile", res, est)
         return Interval(estimand=estimand, method="percentile", label="percentile bootstrap by document",
                         estimate=est, level=self.level, ci=ci, reason=reason, role="alternative",
                         resampling_unit="document",
@@ -360,6 +369,14 @@ class _Ctx:
         "micro.logit_greg": ("frame: GREG (calibrated to the frame's documents and chunks), design-based se, "
                              "K-2 df, logit scale, in [0, 1]"),
     }
+
+    def _reason_or_ci(self, name: str, res, est: float) -> tuple[str | None, ConfidenceInterval | None]:
+        """``(reason, ci)`` of an interval read from its batch result: in a census the estimate itself,
+        else the batch's interval, or the reason there is none (:meth:`_reason`)."""
+        if self.census:
+            return None, ConfidenceInterval(est, est)
+        reason = self._reason(name, int(res.code[0]), est)
+        return reason, (ConfidenceInterval(_row(res.low), _row(res.high)) if reason is None else None)
 
     def _reason(self, name: str, code: int, est: float) -> str | None:
         M = _methods

@@ -543,6 +543,37 @@ def _engine_keys(d: dict, label: str, base: Path | None = None) -> dict:
 
 def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | None = None) -> Study:
     """Validate an already parsed params mapping (``base`` resolves relative data paths)."""
+    _check_top(raw, label)
+    name = check_name(raw["name"], f"{label}: key 'name'")
+    data = _data_spec(raw["data"], base, label)
+    design = _design_spec(raw, data, label)
+    estimand = _estimand_spec(raw["estimand"], design, label)
+    intervals = _interval_spec(raw.get("intervals") or {}, label)
+    census = _census_path(raw, data, base, label)
+    planning = _planning_spec(raw.get("planning") or {}, label, census is not None,
+                              census is not None or design.frame is not None)
+    simulation = _simulation_spec(raw.get("simulation"), census is not None, label)
+
+    user = _texts(raw.get("out_of_scope") or ())
+    defaults = DEFAULT_OUT_OF_SCOPE if raw.get("out_of_scope_defaults", True) is not False else ()
+    user = tuple(t for t in user if t not in defaults)  # a default repeated in the file is listed once
+    description = " ".join(str(raw.get("description") or "").split()) or None
+    language = (raw.get("report") or {}).get("language", "en")
+    if language not in LANGUAGES:
+        raise ParamsError(f"{label}: key 'report.language' must be one of {', '.join(LANGUAGES)} "
+                          f"(got {_show(language)})")
+    return Study(
+        name=name, title=raw.get("title") or name, data=data, design=design, estimand=estimand,
+        intervals=intervals, out_of_scope=defaults + user, out_of_scope_given=bool(user),
+        params_path=params_path, raw=raw, census=census, planning=planning, simulation=simulation,
+        description=description, out_of_scope_user=user, out_of_scope_defaults=defaults,
+        language=language,
+    )
+
+
+def _check_top(raw, label: str) -> None:
+    """The whole document checked against the schema: a mapping, no unknown key, an estimand declared,
+    every value of its schema type."""
     if raw is None:
         raise ParamsError(f"{label}: the file is empty; it needs at least name, data, design and estimand")
     if not isinstance(raw, dict):
@@ -553,9 +584,10 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
                           "estimand.why; the estimand is decided from the question before computing, "
                           "never after seeing the numbers")
     _check(raw, SCHEMA, label, prefix="")
-    name = check_name(raw["name"], f"{label}: key 'name'")
 
-    d = raw["data"]
+
+def _data_spec(d: dict, base: Path, label: str) -> DataSpec:
+    """``data``: where the scores are (a file, a TREC run or a database table) and which columns hold them."""
     trec = None
     if d.get("trec") is not None:
         trec, d = _trec_data(d, base, label)
@@ -578,26 +610,36 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         data_path = Path(d["path"])
         if not data_path.is_absolute():
             data_path = (base / data_path).resolve()
-    data_format = d.get("format")
-    if data_format is not None:
-        data_format = data_format.lower().lstrip(".")
-        from ..reading.adapters import FORMATS as ADAPTERS, is_adapter
-        if is_adapter(data_format):
-            data_format = {"inspect-ai": "inspect", "inspect_ai": "inspect", "lm_eval": "lm-eval",
-                           "lmeval": "lm-eval", "lm-eval-harness": "lm-eval"}.get(data_format, data_format)
-        elif data_format not in ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq"):
-            raise ParamsError(f"{label}: key 'data.format' must be one of csv, tsv, jsonl, json, parquet, "
-                              f"{', '.join(ADAPTERS)} (got {d['format']!r})")
+    data_format = _data_format(d, label)
     metric = d.get("metric")
     if metric is not None and metric not in ("binary", "proportion", "score"):
         raise ParamsError(f"{label}: key 'data.metric' must be binary, proportion or score (got {metric!r})")
     similar = d.get("allow_similar_ids")
     if similar is not None and not isinstance(similar, bool):
         raise ParamsError(f"{label}: key 'data.allow_similar_ids' must be true or false, got {_show(similar)}")
-    data = DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
+    return DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
                     q=d.get("q"), compare_to=d.get("compare_to"), format=data_format, metric=metric,
                     allow_similar_ids=bool(similar), trec=trec, **_engine_keys(d, label, base))
 
+
+def _data_format(d: dict, label: str) -> str | None:
+    """``data.format`` in its canonical spelling (lower case, no dot, an adapter's usual name), or None."""
+    data_format = d.get("format")
+    if data_format is None:
+        return None
+    data_format = data_format.lower().lstrip(".")
+    from ..reading.adapters import FORMATS as ADAPTERS, is_adapter
+    if is_adapter(data_format):
+        return {"inspect-ai": "inspect", "inspect_ai": "inspect", "lm_eval": "lm-eval",
+                "lmeval": "lm-eval", "lm-eval-harness": "lm-eval"}.get(data_format, data_format)
+    if data_format not in ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq"):
+        raise ParamsError(f"{label}: key 'data.format' must be one of csv, tsv, jsonl, json, parquet, "
+                          f"{', '.join(ADAPTERS)} (got {d['format']!r})")
+    return data_format
+
+
+def _design_spec(raw: dict, data: DataSpec, label: str) -> Design:
+    """``design``: the sampling design, its population and sizes, checked against the data it goes with."""
     g = raw["design"]
     sampling = g.get("sampling", "srs")
     if sampling not in SAMPLING_DESIGNS:
@@ -610,24 +652,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         raise ParamsError(f"{label}: key 'design.population' is empty: say what the documents are a sample of")
     strata_column = strata_sizes = chunks_col = None
     if sampling == "stratified":
-        st = g.get("strata")
-        if st is None:
-            raise ParamsError(f"{label}: key 'design.strata' is required when design.sampling is stratified "
-                              "({column: COL, population_sizes: {NAME: M_h, ...}})")
-        _check(st, {"column": (_STR, True), "population_sizes": (dict, True)}, label, prefix="design.strata.")
-        sizes = st["population_sizes"]
-        for k, v in sizes.items():
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ParamsError(f"{label}: key 'design.strata.population_sizes.{k}' must be a positive integer, "
-                                  f"got {_show(v)}")
-        if len(sizes) < 1:
-            raise ParamsError(f"{label}: key 'design.strata.population_sizes' names no stratum")
-        total = sum(sizes.values())
-        if M is not None and M != total:
-            raise ParamsError(f"{label}: key 'design.population_size' = {M} differs from the sum of the strata's "
-                              f"population sizes ({total})")
-        M = total
-        strata_column, strata_sizes = st["column"], {str(k): int(v) for k, v in sizes.items()}
+        strata_column, strata_sizes, M = _strata(g, M, label)
     elif "strata" in g:
         raise ParamsError(f"{label}: key 'design.strata' goes with design.sampling: stratified")
     if sampling == "two_stage":
@@ -645,6 +670,38 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if sampling in ("stratified", "two_stage") and "n" in raw["data"]:
         raise ParamsError(f"{label}: the {sampling} design needs per-chunk rows ('data.score'), not a "
                           "per-document table")
+    frame = _frame_key(g, sampling, raw, label)
+    sample, sampling = _sample_key(g, sampling, data, label)
+    return Design(population=g["population"].strip(), sampling=sampling, population_size=M,
+                  strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col,
+                  frame=None if frame is None else frame.strip(),
+                  sample=None if sample is None else sample.strip(), nonresponse=bool(g.get("nonresponse", False)))
+
+
+def _strata(g: dict, M, label: str) -> tuple[str, dict, int]:
+    """``design.strata`` of a stratified design: ``(column, {stratum: M_h}, M)``, M the sum of the M_h
+    (and equal to ``design.population_size`` when that is given)."""
+    st = g.get("strata")
+    if st is None:
+        raise ParamsError(f"{label}: key 'design.strata' is required when design.sampling is stratified "
+                          "({column: COL, population_sizes: {NAME: M_h, ...}})")
+    _check(st, {"column": (_STR, True), "population_sizes": (dict, True)}, label, prefix="design.strata.")
+    sizes = st["population_sizes"]
+    for k, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ParamsError(f"{label}: key 'design.strata.population_sizes.{k}' must be a positive integer, "
+                              f"got {_show(v)}")
+    if len(sizes) < 1:
+        raise ParamsError(f"{label}: key 'design.strata.population_sizes' names no stratum")
+    total = sum(sizes.values())
+    if M is not None and M != total:
+        raise ParamsError(f"{label}: key 'design.population_size' = {M} differs from the sum of the strata's "
+                          f"population sizes ({total})")
+    return st["column"], {str(k): int(v) for k, v in sizes.items()}, total
+
+
+def _frame_key(g: dict, sampling: str, raw: dict, label: str) -> str | None:
+    """``design.frame`` as written (a file or ``census``), checked against the design and the census."""
     frame = g.get("frame")
     if frame is not None:
         if sampling not in ("srs", "census"):
@@ -654,6 +711,12 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
                               "document) or 'census'")
         if frame.strip() == "census" and not raw.get("census"):
             raise ParamsError(f"{label}: key 'design.frame: census' needs a census (key 'census.path')")
+    return frame
+
+
+def _sample_key(g: dict, sampling: str, data: DataSpec, label: str) -> tuple[str | None, str]:
+    """``(design.sample as written, the sampling design)``: a manifest of perdoc sample makes the design
+    ``drawn``, which carries its own population and sizes and needs labelled chunk rows."""
     sample = g.get("sample")
     if sample is not None:
         if "sampling" in g and sampling != "drawn":
@@ -674,12 +737,11 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
         if data.trec is not None or data.aggregated or data.score is None:
             raise ParamsError(f"{label}: design.sample needs the labelled chunk rows ('data.path' with 'data.doc' and "
                               "'data.score')")
-    design = Design(population=g["population"].strip(), sampling=sampling, population_size=M,
-                    strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col,
-                    frame=None if frame is None else frame.strip(),
-                    sample=None if sample is None else sample.strip(), nonresponse=bool(g.get("nonresponse", False)))
+    return sample, sampling
 
-    e = raw["estimand"]
+
+def _estimand_spec(e: dict, design: Design, label: str) -> Estimand:
+    """``estimand``: micro or macro, and why (micro only under a two-stage design)."""
     if e["kind"] not in ESTIMANDS:
         raise ParamsError(f"{label}: key 'estimand.kind' must be micro or macro (got {e['kind']!r})")
     if not e["why"].strip():
@@ -688,8 +750,11 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if design.sampling == "two_stage" and estimand.kind != "micro":
         raise ParamsError(f"{label}: key 'estimand.kind' must be micro for a two-stage design: perdoc's two-stage "
                           "estimator is the chunk-level (micro) ratio to size")
+    return estimand
 
-    iv = raw.get("intervals") or {}
+
+def _interval_spec(iv: dict, label: str) -> IntervalSpec:
+    """``intervals``: the confidence level, bootstrap replicates and seed, with their defaults."""
     level = float(iv.get("level", 0.95))
     if not 0.0 < level < 1.0:
         raise ParamsError(f"{label}: key 'intervals.level' must be strictly between 0 and 1 (got {level:g})")
@@ -700,18 +765,27 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     seed = iv.get("seed", 1)
     if seed < 0:
         raise ParamsError(f"{label}: key 'intervals.seed' must be a non-negative integer (got {seed})")
+    return IntervalSpec(level=level, replicates=int(replicates), seed=int(seed))
 
-    census = None
-    if raw.get("census"):
-        census = Path(raw["census"]["path"])
-        if not census.is_absolute():
-            census = (base / census).resolve()
-        if data.aggregated:
-            raise ParamsError(f"{label}: key 'census' needs per-chunk rows in 'data' (the same columns)")
-        if data.trec is not None:
-            raise ParamsError(f"{label}: key 'census' cannot go with data.trec (give the census as a per-query "
-                              "table: data.path with doc and score columns)")
-    pl = raw.get("planning") or {}
+
+def _census_path(raw: dict, data: DataSpec, base: Path, label: str) -> Path | None:
+    """``census.path`` made absolute, or None; a census needs per-chunk rows in a data file."""
+    if not raw.get("census"):
+        return None
+    census = Path(raw["census"]["path"])
+    if not census.is_absolute():
+        census = (base / census).resolve()
+    if data.aggregated:
+        raise ParamsError(f"{label}: key 'census' needs per-chunk rows in 'data' (the same columns)")
+    if data.trec is not None:
+        raise ParamsError(f"{label}: key 'census' cannot go with data.trec (give the census as a per-query "
+                          "table: data.path with doc and score columns)")
+    return census
+
+
+def _planning_spec(pl: dict, label: str, has_census: bool, has_frame: bool) -> Planning:
+    """``planning``: the target half-width, the size strata to plan (they need a census) and the designs
+    to compare (they need the population's document sizes)."""
     hw = pl.get("half_width")
     if hw is not None and hw <= 0:
         raise ParamsError(f"{label}: key 'planning.half_width' must be positive (got {hw:g})")
@@ -720,38 +794,24 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     if alloc not in ("equal", "proportional", "neyman"):
         raise ParamsError(f"{label}: key 'planning.strata.allocation' must be equal, proportional or neyman "
                           f"(got {alloc!r})")
-    if st and census is None:
+    if st and not has_census:
         raise ParamsError(f"{label}: key 'planning.strata' needs a census (key 'census.path')")
-    planning = Planning(half_width=hw, strata_threshold=st.get("threshold"),
-                        strata_k=st.get("k", 20) if st else None, strata_allocation=alloc,
-                        design=_design_plan(pl, label, census is not None or design.frame is not None))
-    sim = raw.get("simulation")
-    simulation = None
-    if sim is not None:
-        if census is None:
-            raise ParamsError(f"{label}: key 'simulation' needs a census to draw samples from (key 'census.path')")
-        for key, low in (("reps", 10), ("k", 2), ("replicates", 0)):
-            if key in sim and sim[key] < low:
-                raise ParamsError(f"{label}: key 'simulation.{key}' must be at least {low} (got {sim[key]})")
-        simulation = Simulation(k=sim.get("k"), reps=sim.get("reps", 2000), seed=sim.get("seed", 1),
-                                replicates=sim.get("replicates", 999))
+    return Planning(half_width=hw, strata_threshold=st.get("threshold"),
+                    strata_k=st.get("k", 20) if st else None, strata_allocation=alloc,
+                    design=_design_plan(pl, label, has_frame))
 
-    user = _texts(raw.get("out_of_scope") or ())
-    defaults = DEFAULT_OUT_OF_SCOPE if raw.get("out_of_scope_defaults", True) is not False else ()
-    user = tuple(t for t in user if t not in defaults)  # a default repeated in the file is listed once
-    description = " ".join(str(raw.get("description") or "").split()) or None
-    language = (raw.get("report") or {}).get("language", "en")
-    if language not in LANGUAGES:
-        raise ParamsError(f"{label}: key 'report.language' must be one of {', '.join(LANGUAGES)} "
-                          f"(got {_show(language)})")
-    return Study(
-        name=name, title=raw.get("title") or name, data=data, design=design, estimand=estimand,
-        intervals=IntervalSpec(level=level, replicates=int(replicates), seed=int(seed)),
-        out_of_scope=defaults + user, out_of_scope_given=bool(user),
-        params_path=params_path, raw=raw, census=census, planning=planning, simulation=simulation,
-        description=description, out_of_scope_user=user, out_of_scope_defaults=defaults,
-        language=language,
-    )
+
+def _simulation_spec(sim: dict | None, has_census: bool, label: str) -> Simulation | None:
+    """``simulation``: the coverage simulation on the census (None when not asked for)."""
+    if sim is None:
+        return None
+    if not has_census:
+        raise ParamsError(f"{label}: key 'simulation' needs a census to draw samples from (key 'census.path')")
+    for key, low in (("reps", 10), ("k", 2), ("replicates", 0)):
+        if key in sim and sim[key] < low:
+            raise ParamsError(f"{label}: key 'simulation.{key}' must be at least {low} (got {sim[key]})")
+    return Simulation(k=sim.get("k"), reps=sim.get("reps", 2000), seed=sim.get("seed", 1),
+                      replicates=sim.get("replicates", 999))
 
 
 def _design_plan(pl: dict, label: str, has_frame: bool) -> DesignPlanSpec | None:

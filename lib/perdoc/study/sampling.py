@@ -286,11 +286,36 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
 
     See the module's docstring for the designs. ``k`` is the number of documents (of draws, with
     replacement); ``seed`` makes the draw reproducible."""
+    k = _check_draw(design, k, take, allocation=allocation, remainder=remainder, cost_doc=cost_doc,
+                    cost_chunk=cost_chunk, icc=icc)
+    rng = _rng(seed)
+    n = np.asarray(frame.n, dtype=float)
+    M = n.size
+    if not (with_replacement and design == "pps") and k > M:
+        raise ParameterError(f"--k {k} exceeds the {M:,} documents of the frame")
+    info = {"design": design, "k": k, "take": take, "seed": int(seed), "documents_in_frame": M,
+            "chunks_in_frame": int(n.sum()), "with_replacement": bool(with_replacement and design == "pps")}
+    if design == "srs":
+        rows = _draw_srs(n, k, rng, info)
+    elif design == "stratified":
+        rows = _draw_stratified(n, k, take, rng, info, strata=strata, allocation=allocation, cost_doc=cost_doc,
+                                cost_chunk=cost_chunk, icc=icc)
+    elif design == "pps" and with_replacement:
+        rows = _draw_pps_with_replacement(n, k, rng, info)
+    else:
+        rows = _draw_with_certainty(n, k, rng, info, design=design, remainder=remainder,
+                                    certainty_size=certainty_size, icc=icc)
+    info["documents_drawn"] = len(set(rows[0].tolist()))   # (np.unique would import numpy.ma: 50 ms)
+    info["labels"] = int(n[rows[0]].sum()) if take is None else int(doc_takes(n[rows[0]], rows[1], take, info).sum())
+    return _finish(frame, rows, take, rng, info)
+
+
+def _check_draw(design: str, k, take, *, allocation: str, remainder: str, cost_doc, cost_chunk, icc) -> int:
+    """The arguments of :func:`draw_sample` that do not need the frame, checked; ``k`` as an int."""
     if design not in DESIGNS:
         raise ParameterError(f"--design must be one of {', '.join(DESIGNS)}, got {design!r}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ParameterError(f"--k must be a whole number of documents, at least 2, got {k!r}")
-    k = int(k)
     if take is not None and (isinstance(take, bool) or not isinstance(take, (int, np.integer)) or take < 2):
         raise ParameterError(f"--take must be a whole number of chunks per document, at least 2 (so that the "
                              f"variance within a document can be estimated), got {take!r}")
@@ -305,117 +330,129 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
         raise ParameterError("--cost-doc and --cost-chunk cannot both be 0")
     if not (0.0 <= icc < 1.0):
         raise ParameterError(f"--icc must lie in [0, 1), got {icc!r}")
-    rng = _rng(seed)
-    n = np.asarray(frame.n, dtype=float)
-    M = n.size
-    if not (with_replacement and design == "pps") and k > M:
-        raise ParameterError(f"--k {k} exceeds the {M:,} documents of the frame")
-    labelled = n if take is None else np.minimum(n, take)   # (anticipated, for cost-optimal strata)
-    info = {"design": design, "k": k, "take": take, "seed": int(seed), "documents_in_frame": M,
-            "chunks_in_frame": int(n.sum()), "with_replacement": bool(with_replacement and design == "pps")}
+    return int(k)
 
-    if design == "srs":
-        idx = np.sort(rng.choice(M, size=k, replace=False))
-        rows = _rows(idx, np.full(idx.size, "all", dtype=object), np.full(idx.size, k / M), None)
-        info["strata"] = {"all": {"documents": M, "drawn": k, "chunks": int(n.sum()), "selection": "srs"}}
-    elif design == "stratified":
-        if not (isinstance(strata, (int, np.integer)) and 1 <= strata <= MAX_STRATA):
-            raise ParameterError(f"--strata must be a whole number from 1 to {MAX_STRATA}, got {strata!r}")
-        h = size_strata(n, min(int(strata), max(k // 2, 1)))
-        H = int(h.max()) + 1
-        M_h = np.bincount(h, minlength=H)
-        S_h = np.array([residual_spread(n[h == j], icc=icc) for j in range(H)])
-        if allocation == "proportional":
-            weight = M_h.astype(float)
-        elif allocation == "neyman":
-            weight = M_h * S_h
-        else:
-            c_h = np.array([cost_doc + cost_chunk * labelled[h == j].mean() for j in range(H)])
-            weight = M_h * S_h / np.sqrt(c_h)
-        k_h = allocate(k, M_h, weight)
-        names = _stratum_names(n, h, H)
-        parts = []
-        info["strata"] = {}
-        for j in range(H):
-            members = np.flatnonzero(h == j)
-            pick = np.sort(rng.choice(members, size=int(k_h[j]), replace=False))
-            parts.append((pick, names[j], k_h[j] / M_h[j]))
-            info["strata"][names[j]] = {"documents": int(M_h[j]), "drawn": int(k_h[j]),
-                                        "chunks": int(n[members].sum()), "min_size": int(n[members].min()),
-                                        "max_size": int(n[members].max()), "selection": "srs"}
-        idx = np.concatenate([p[0] for p in parts])
-        rows = _rows(idx, np.concatenate([np.full(p[0].size, p[1], dtype=object) for p in parts]),
-                     np.concatenate([np.full(p[0].size, p[2]) for p in parts]), None)
-        info["allocation"] = allocation
-    elif design == "pps" and with_replacement:
-        p = n / n.sum()
-        picks = np.sort(rng.choice(M, size=k, replace=True, p=p))
-        uniq, counts = np.unique(picks, return_counts=True)
-        draws = np.concatenate([np.arange(1, c + 1) for c in counts])
-        idx = np.repeat(uniq, counts)
-        rows = _rows(idx, np.full(idx.size, "pps", dtype=object), k * p[idx], draws)
-        info["strata"] = {"pps": {"documents": M, "drawn": k, "chunks": int(n.sum()),
-                                  "selection": "pps with replacement"}}
+
+def _draw_srs(n, k: int, rng, info: dict):
+    """A simple random sample of ``k`` documents without replacement (one stratum, ``all``)."""
+    M = n.size
+    idx = np.sort(rng.choice(M, size=k, replace=False))
+    info["strata"] = {"all": {"documents": M, "drawn": k, "chunks": int(n.sum()), "selection": "srs"}}
+    return _rows(idx, np.full(idx.size, "all", dtype=object), np.full(idx.size, k / M), None)
+
+
+def _draw_stratified(n, k: int, take, rng, info: dict, *, strata, allocation: str, cost_doc, cost_chunk, icc):
+    """Size strata, ``k`` allocated across them, and an SRS within each (``info``: the strata, the allocation)."""
+    if not (isinstance(strata, (int, np.integer)) and 1 <= strata <= MAX_STRATA):
+        raise ParameterError(f"--strata must be a whole number from 1 to {MAX_STRATA}, got {strata!r}")
+    h = size_strata(n, min(int(strata), max(k // 2, 1)))
+    H = int(h.max()) + 1
+    M_h = np.bincount(h, minlength=H)
+    S_h = np.array([residual_spread(n[h == j], icc=icc) for j in range(H)])
+    if allocation == "proportional":
+        weight = M_h.astype(float)
+    elif allocation == "neyman":
+        weight = M_h * S_h
     else:
-        if design == "certainty":
-            if certainty_size is not None:
-                if not (isinstance(certainty_size, (int, float)) and math.isfinite(certainty_size)
-                        and certainty_size > 0):
-                    raise ParameterError(f"--certainty-size must be a positive number of chunks, got "
-                                         f"{certainty_size!r}")
-                certain = n >= certainty_size
-                if int(certain.sum()) > k - 2:
-                    raise ParameterError(f"--certainty-size {certainty_size:g}: {int(certain.sum())} documents have "
-                                         f"that many chunks or more, leaving fewer than 2 of --k {k} for the rest")
-            elif remainder == "srs":
-                certain = _largest(n, certainty_cut(n, k, icc=icc))
-            else:
-                certain = np.zeros(M, dtype=bool)
-        else:
-            certain = np.zeros(M, dtype=bool)
-        use_pps = design == "pps" or remainder == "pps"
+        labelled = n if take is None else np.minimum(n, take)   # (anticipated, for cost-optimal strata)
+        c_h = np.array([cost_doc + cost_chunk * labelled[h == j].mean() for j in range(H)])
+        weight = M_h * S_h / np.sqrt(c_h)
+    k_h = allocate(k, M_h, weight)
+    names = _stratum_names(n, h, H)
+    parts = []
+    info["strata"] = {}
+    for j in range(H):
+        members = np.flatnonzero(h == j)
+        pick = np.sort(rng.choice(members, size=int(k_h[j]), replace=False))
+        parts.append((pick, names[j], k_h[j] / M_h[j]))
+        info["strata"][names[j]] = {"documents": int(M_h[j]), "drawn": int(k_h[j]),
+                                    "chunks": int(n[members].sum()), "min_size": int(n[members].min()),
+                                    "max_size": int(n[members].max()), "selection": "srs"}
+    idx = np.concatenate([p[0] for p in parts])
+    rows = _rows(idx, np.concatenate([np.full(p[0].size, p[1], dtype=object) for p in parts]),
+                 np.concatenate([np.full(p[0].size, p[2]) for p in parts]), None)
+    info["allocation"] = allocation
+    return rows
+
+
+def _draw_pps_with_replacement(n, k: int, rng, info: dict):
+    """``k`` independent draws with probability ``n_d / N`` (a document drawn twice: two draws)."""
+    M = n.size
+    p = n / n.sum()
+    picks = np.sort(rng.choice(M, size=k, replace=True, p=p))
+    uniq, counts = np.unique(picks, return_counts=True)
+    draws = np.concatenate([np.arange(1, c + 1) for c in counts])
+    idx = np.repeat(uniq, counts)
+    info["strata"] = {"pps": {"documents": M, "drawn": k, "chunks": int(n.sum()),
+                              "selection": "pps with replacement"}}
+    return _rows(idx, np.full(idx.size, "pps", dtype=object), k * p[idx], draws)
+
+
+def _draw_with_certainty(n, k: int, rng, info: dict, *, design: str, remainder: str, certainty_size, icc):
+    """The pps and certainty designs: the documents taken with certainty, then an SRS or a PPS (Brewer)
+    of the rest (``info``: both strata, and what a take of the certainty documents needs)."""
+    certain = _certain(n, k, design=design, remainder=remainder, certainty_size=certainty_size, icc=icc)
+    use_pps = design == "pps" or remainder == "pps"
+    rest = np.flatnonzero(~certain)
+    k_rest = k - int(certain.sum())
+    if use_pps:
+        pi_rest, certain_rest = brewer_probabilities(n[rest], k_rest)
+        certain[rest[certain_rest]] = True
         rest = np.flatnonzero(~certain)
         k_rest = k - int(certain.sum())
+        pi_rest = pi_rest[~certain_rest]
+    else:
+        pi_rest = np.full(rest.size, k_rest / max(rest.size, 1))
+    if k_rest > 0 and rest.size:
         if use_pps:
-            pi_rest, certain_rest = brewer_probabilities(n[rest], k_rest)
-            certain[rest[certain_rest]] = True
-            rest = np.flatnonzero(~certain)
-            k_rest = k - int(certain.sum())
-            pi_rest = pi_rest[~certain_rest]
+            drawn = brewer_draw(pi_rest, rng)
+            pick = rest[drawn]
+            rest_prob = pi_rest[drawn]
         else:
-            pi_rest = np.full(rest.size, k_rest / max(rest.size, 1))
-        if k_rest > 0 and rest.size:
-            if use_pps:
-                drawn = brewer_draw(pi_rest, rng)
-                pick = rest[drawn]
-                rest_prob = pi_rest[drawn]
-            else:
-                pick = np.sort(rng.choice(rest, size=k_rest, replace=False))
-                rest_prob = np.full(pick.size, k_rest / rest.size)
-        else:
-            pick, rest_prob = np.zeros(0, dtype=np.int64), np.zeros(0)
-        cert_idx = np.flatnonzero(certain)
-        rest_name = "pps" if use_pps else "srs"
-        idx = np.concatenate([cert_idx, pick])
-        rows = _rows(idx, np.array(["certainty"] * cert_idx.size + [rest_name] * pick.size, dtype=object),
-                     np.concatenate([np.ones(cert_idx.size), rest_prob]), None)
-        info["strata"] = {}
-        if cert_idx.size:
-            info["strata"]["certainty"] = {"documents": int(cert_idx.size), "drawn": int(cert_idx.size),
-                                           "chunks": int(n[cert_idx].sum()), "min_size": int(n[cert_idx].min()),
-                                           "selection": "all (take-all stratum)"}
-        info["strata"][rest_name] = {"documents": int(rest.size), "drawn": int(pick.size),
-                                     "chunks": int(n[rest].sum()),
-                                     "selection": "pps without replacement (Brewer)" if use_pps else "srs"}
-        if use_pps and cert_idx.size and k_rest > 0 and rest.size:
-            # chunks' chance of being labelled per chunk of the take, in the part drawn by size
-            info["chunk_rate"] = float(k_rest / n[rest].sum())
-        if design == "certainty":
-            info["remainder"] = remainder
-            info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
-    info["documents_drawn"] = len(set(rows[0].tolist()))   # (np.unique would import numpy.ma: 50 ms)
-    info["labels"] = int(n[rows[0]].sum()) if take is None else int(doc_takes(n[rows[0]], rows[1], take, info).sum())
-    return _finish(frame, rows, take, rng, info)
+            pick = np.sort(rng.choice(rest, size=k_rest, replace=False))
+            rest_prob = np.full(pick.size, k_rest / rest.size)
+    else:
+        pick, rest_prob = np.zeros(0, dtype=np.int64), np.zeros(0)
+    cert_idx = np.flatnonzero(certain)
+    rest_name = "pps" if use_pps else "srs"
+    idx = np.concatenate([cert_idx, pick])
+    rows = _rows(idx, np.array(["certainty"] * cert_idx.size + [rest_name] * pick.size, dtype=object),
+                 np.concatenate([np.ones(cert_idx.size), rest_prob]), None)
+    info["strata"] = {}
+    if cert_idx.size:
+        info["strata"]["certainty"] = {"documents": int(cert_idx.size), "drawn": int(cert_idx.size),
+                                       "chunks": int(n[cert_idx].sum()), "min_size": int(n[cert_idx].min()),
+                                       "selection": "all (take-all stratum)"}
+    info["strata"][rest_name] = {"documents": int(rest.size), "drawn": int(pick.size),
+                                 "chunks": int(n[rest].sum()),
+                                 "selection": "pps without replacement (Brewer)" if use_pps else "srs"}
+    if use_pps and cert_idx.size and k_rest > 0 and rest.size:
+        # chunks' chance of being labelled per chunk of the take, in the part drawn by size
+        info["chunk_rate"] = float(k_rest / n[rest].sum())
+    if design == "certainty":
+        info["remainder"] = remainder
+        info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
+    return rows
+
+
+def _certain(n, k: int, *, design: str, remainder: str, certainty_size, icc) -> np.ndarray:
+    """Which documents the certainty design takes whole before the rest is drawn (none under pps: its
+    certainty documents follow from the sizes, :func:`brewer_probabilities`)."""
+    M = n.size
+    if design != "certainty":
+        return np.zeros(M, dtype=bool)
+    if certainty_size is not None:
+        if not (isinstance(certainty_size, (int, float)) and math.isfinite(certainty_size) and certainty_size > 0):
+            raise ParameterError(f"--certainty-size must be a positive number of chunks, got "
+                                 f"{certainty_size!r}")
+        certain = n >= certainty_size
+        if int(certain.sum()) > k - 2:
+            raise ParameterError(f"--certainty-size {certainty_size:g}: {int(certain.sum())} documents have "
+                                 f"that many chunks or more, leaving fewer than 2 of --k {k} for the rest")
+        return certain
+    if remainder == "srs":
+        return _largest(n, certainty_cut(n, k, icc=icc))
+    return np.zeros(M, dtype=bool)
 
 
 def doc_takes(n, stratum, take: int, info: dict) -> np.ndarray:

@@ -313,14 +313,55 @@ class _Plan:
         self.paired = isinstance(census, PairTable)
         if not isinstance(frame, bool):
             raise ParameterError(f"frame must be true or false (got {frame!r})")
+        table = self._census_table(census)
+        self._check_sizes(table, k=k, reps=reps, seed=seed, level=level, replicates=replicates)
+        self.M = table.K
+        self.binary = table.binary and not self.paired
+        # metric bounded in [0, 1] (logit intervals; the calibrated intervals' base), per sample as
+        # perdoc.estimate decides it on that sample; a difference: both systems bounded (atanh)
+        from .estimate import metric_range
+        self.kind = table.source.get("metric")
+        self.source_binary = table.source.get("binary") if "binary" in table.source else None
+        self.stored = (table.n, table.s, table.q)
+        if self.paired:
+            self.bounded = False
+            self.pair_bounded = all(metric_range(census.system(x)) == (0.0, 1.0) for x in ("a", "b"))
+        else:
+            self.bounded = metric_range(table) == (0.0, 1.0)
+            self.pair_bounded = False
+        self._set_working_sums(table)
+        # the census as the frame: the sizes of every population document (frame-aware methods)
+        self.frame = _methods.FrameTotals(self.n) if (frame and not self.paired) else None
+        self.truth = {"micro": float(self.s.sum() / self.n.sum()), "macro": float(np.mean(self.s / self.n))}
+        self.notes: list[str] = []
+        design = {"sampling": "srs"} if design is None else design
+        if not isinstance(design, dict) or "sampling" not in design:
+            raise ParameterError("design must be a mapping with a 'sampling' key (srs, stratified or two_stage)")
+        self.sampling = design["sampling"]
+        if self.paired and self.sampling != "srs":
+            raise ParameterError("simulate_pairs supports simple random sampling only")
+        if self.sampling == "srs":
+            self._setup_srs(census, table, frame)
+        elif self.sampling == "stratified":
+            self._setup_stratified(design, table)
+        elif self.sampling == "two_stage":
+            self._setup_two_stage(design, table)
+        else:
+            raise ParameterError(f"design.sampling must be one of srs, stratified, two_stage (got {self.sampling!r})")
+        self._set_streams()
+
+    def _census_table(self, census) -> DocTable:
+        """The census as one table: itself, or the per-document differences of a paired census."""
         if self.paired:
             if not census.paired:
                 raise ParameterError("simulate_pairs needs paired data (both systems scored on every row)")
-            table = census.difference()
-        elif isinstance(census, DocTable):
-            table = census
-        else:
-            raise ParameterError("census must be a perdoc.DocTable (use perdoc.load_chunks or DocTable.from_arrays)")
+            return census.difference()
+        if isinstance(census, DocTable):
+            return census
+        raise ParameterError("census must be a perdoc.DocTable (use perdoc.load_chunks or DocTable.from_arrays)")
+
+    def _check_sizes(self, table, *, k, reps, seed, level, replicates) -> None:
+        """Level, repetitions, seed, replicates and sample size checked (within the memory bounds) and kept."""
         self.level = _check_level(level)
         self.reps = _check_int("reps", reps, 1)
         if self.reps > MAX_REPS:
@@ -336,20 +377,9 @@ class _Plan:
             raise ParameterError(f"replicates x k must be at most {MAX_RESAMPLING_CELLS:,} (got {self.replicates:,} x "
                                  f"{self.k:,}): each simulated sample holds its bootstrap and wild draws for every "
                                  "document, about 40 bytes per cell; use fewer replicates")
-        self.M = table.K
-        self.binary = table.binary and not self.paired
-        # metric bounded in [0, 1] (logit intervals; the calibrated intervals' base), per sample as
-        # perdoc.estimate decides it on that sample; a difference: both systems bounded (atanh)
-        from .estimate import metric_range
-        self.kind = table.source.get("metric")
-        self.source_binary = table.source.get("binary") if "binary" in table.source else None
-        self.stored = (table.n, table.s, table.q)
-        if self.paired:
-            self.bounded = False
-            self.pair_bounded = all(metric_range(census.system(x)) == (0.0, 1.0) for x in ("a", "b"))
-        else:
-            self.bounded = metric_range(table) == (0.0, 1.0)
-            self.pair_bounded = False
+
+    def _set_working_sums(self, table) -> None:
+        """The census's sums ``n, s, q`` on the working scale ``2^unit_exp`` the samples are computed on."""
         # compute on sums of about unit size (perdoc.micro.working_exponents); a 0/1 census is
         # brought back to its true sums, which are whole numbers (and the two-stage draws need them)
         n, s, q, scale = table.n, table.s, table.q, table.scale
@@ -360,37 +390,9 @@ class _Plan:
         if j:
             s, q = _micro.ldexp(s, j), None if q is None else _micro.ldexp(q, 2 * j)
         self.n, self.s, self.q = n, s, q
-        # the census as the frame: the sizes of every population document (frame-aware methods)
-        self.frame = _methods.FrameTotals(n) if (frame and not self.paired) else None
-        self.truth = {"micro": float(self.s.sum() / self.n.sum()), "macro": float(np.mean(self.s / self.n))}
-        self.notes: list[str] = []
-        design = {"sampling": "srs"} if design is None else design
-        if not isinstance(design, dict) or "sampling" not in design:
-            raise ParameterError("design must be a mapping with a 'sampling' key (srs, stratified or two_stage)")
-        self.sampling = design["sampling"]
-        if self.paired and self.sampling != "srs":
-            raise ParameterError("simulate_pairs supports simple random sampling only")
-        if self.sampling == "srs":
-            if self.k >= self.M:
-                raise ParameterError(f"k = {self.k} must be below the number of census documents ({self.M}); "
-                                     "a sample of every document has no sampling error")
-            self.methods = self._srs_methods(table)
-            self.design = {"sampling": "srs", "population_size": self.M}
-            if self.frame is not None:
-                self.methods += [f"micro.{m}" for m in _methods.FRAME_METHODS
-                                 if self.bounded or not m.startswith("logit_")]
-                self.design["frame"] = True
-            elif frame:
-                self.notes.append("the frame-aware methods are for one system's micro mean and are left out of a "
-                                  "paired difference")
-            if self.paired:
-                self.design.update({"paired": True, "difference": f"{census.names[0]} - {census.names[1]}"})
-        elif self.sampling == "stratified":
-            self._setup_stratified(design, table)
-        elif self.sampling == "two_stage":
-            self._setup_two_stage(design, table)
-        else:
-            raise ParameterError(f"design.sampling must be one of srs, stratified, two_stage (got {self.sampling!r})")
+
+    def _set_streams(self) -> None:
+        """The block size and the random streams: per-repetition bootstrap seeds, samples, chunk subsamples."""
         cells = max(1, self.replicates) * self.k
         self.block = max(1, min(self.reps, MAX_BLOCK_REPS, BLOCK_CELLS // cells if self.replicates else MAX_BLOCK_REPS))
         ss = np.random.SeedSequence(self.seed)
@@ -428,6 +430,23 @@ class _Plan:
                               "Wald baselines are left out")
         macro = ["t"] + (["bootstrap_t", "percentile", "calibrated"] if self.replicates else [])
         return [f"micro.{m}" for m in micro] + [f"macro.{m}" for m in macro]
+
+    def _setup_srs(self, census, table, frame: bool) -> None:
+        """Simple random sampling: the methods to simulate (the frame-aware ones with a frame) and the design."""
+        if self.k >= self.M:
+            raise ParameterError(f"k = {self.k} must be below the number of census documents ({self.M}); "
+                                 "a sample of every document has no sampling error")
+        self.methods = self._srs_methods(table)
+        self.design = {"sampling": "srs", "population_size": self.M}
+        if self.frame is not None:
+            self.methods += [f"micro.{m}" for m in _methods.FRAME_METHODS
+                             if self.bounded or not m.startswith("logit_")]
+            self.design["frame"] = True
+        elif frame:
+            self.notes.append("the frame-aware methods are for one system's micro mean and are left out of a "
+                              "paired difference")
+        if self.paired:
+            self.design.update({"paired": True, "difference": f"{census.names[0]} - {census.names[1]}"})
 
     def _setup_stratified(self, design, table):
         st = design.get("strata")

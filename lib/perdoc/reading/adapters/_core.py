@@ -363,28 +363,40 @@ class JsonStream:
             raise self.error(msg)
         self.pos += 1
 
+    def _opens_empty(self, opening: str, closing: str) -> bool:
+        """Read the ``opening`` bracket of an array or object; True when ``closing`` follows at once
+        (an empty one, read whole)."""
+        self._expect(opening, f"Expecting '{opening}'")
+        if self.peek() == closing:
+            self.pos += 1
+            return True
+        return False
+
+    def _closes(self, closing: str) -> bool:
+        """Read what follows a member of an array or object: True at its ``closing`` bracket, False
+        at a comma (another member follows)."""
+        c = self.peek()
+        self.pos += 1
+        if c == closing:
+            return True
+        if c != ",":
+            self.pos -= 1
+            raise self.error("Expecting ',' delimiter")
+        return False
+
     def items(self):
         """The values of the array that comes next, one at a time."""
-        self._expect("[", "Expecting '['")
-        if self.peek() == "]":
-            self.pos += 1
+        if self._opens_empty("[", "]"):
             return
         while True:
             yield self.value()
-            c = self.peek()
-            self.pos += 1
-            if c == "]":
+            if self._closes("]"):
                 return
-            if c != ",":
-                self.pos -= 1
-                raise self.error("Expecting ',' delimiter")
 
     def keys(self):
         """The keys of the object that comes next; the caller reads each key's value (``value()`` or
         ``items()``) before asking for the next key."""
-        self._expect("{", "Expecting '{'")
-        if self.peek() == "}":
-            self.pos += 1
+        if self._opens_empty("{", "}"):
             return
         while True:
             if self.peek() != '"':
@@ -392,13 +404,8 @@ class JsonStream:
             key = self.value()
             self._expect(":", "Expecting ':' delimiter")
             yield key
-            c = self.peek()
-            self.pos += 1
-            if c == "}":
+            if self._closes("}"):
                 return
-            if c != ",":
-                self.pos -= 1
-                raise self.error("Expecting ',' delimiter")
 
     def end(self):
         if self.peek() != "":
