@@ -76,7 +76,24 @@ def panel_censuses(quick=False):
     return items
 
 
+def heldout_censuses():
+    """(name, label, source) for the held-out censuses (``benchmarks/heldout/``, built by its build.py):
+    every census with each of its scores. Evaluated only with ``--heldout``, after the rules were set;
+    no tuning decision reads them."""
+    meta = json.loads((HERE / "heldout" / "censuses.json").read_text())
+    out = []
+    for c in meta["censuses"]:
+        for score, st in c["scores"].items():
+            label = (f"{c['kind']}: {score}, {c['documents']:,} documents, size CV {c['size_cv']:.1f}, "
+                     f"mean {st['micro_mean']:.2f}")
+            out.append((f"{c['name']}.{score}", label, ("heldout", c["file"], score)))
+    return out
+
+
 def load_census(source):
+    if source[0] == "heldout":
+        from perdoc.io import load_chunks
+        return load_chunks(HERE / "heldout" / source[1], doc="doc", score=source[2])
     from coverage_panel import load
     return load(source)
 
@@ -89,10 +106,11 @@ def chunk_scores_for(source, census):
     if source[0] == "synthetic":
         from perdoc.synthetic import synthetic_chunk_scores
         x = np.asarray(synthetic_chunk_scores(source[1]), dtype=float)
-    elif source[0] == "real":
+    elif source[0] in ("real", "heldout"):
         import pandas as pd
         _, file, col = source
-        df = pd.read_csv(HERE / "censuses" / f"{file}.csv.gz", usecols=["doc", col], dtype={"doc": str})
+        path = HERE / "censuses" / f"{file}.csv.gz" if source[0] == "real" else HERE / "heldout" / file
+        df = pd.read_csv(path, usecols=["doc", col], dtype={"doc": str})
         pos = {d: i for i, d in enumerate(np.asarray(census.doc).astype(str).tolist())}
         where = df["doc"].map(pos)
         if where.isna().any():
@@ -457,10 +475,15 @@ def main(argv=None):
                                                   "(default none,5,20)")
     ap.add_argument("--ks", default=None, help="K grid of the plan (default 5,10,20,40)")
     ap.add_argument("--bases", default="census,pilot", help="planning bases (default census,pilot)")
-    ap.add_argument("--out", default=str(HERE), help="folder for design_panel.json and .md")
+    ap.add_argument("--out", default=None, help="folder for design_panel.json and .md (default benchmarks/)")
+    ap.add_argument("--heldout", action="store_true",
+                    help="the held-out censuses of benchmarks/heldout/ instead of the panel (written to "
+                         "heldout/design_panel.json and .md unless --out is given)")
     ap.add_argument("--render", action="store_true",
                     help="only rewrite design_panel.md from the design_panel.json in --out (no simulation)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = str(HERE / "heldout" if args.heldout else HERE)
     if args.render:
         data = json.loads((Path(args.out) / "design_panel.json").read_text())
         for r in data["results"]:   # verdicts recomputed from the stored evaluations (the rule may have changed)
@@ -478,7 +501,8 @@ def main(argv=None):
     ks = KS if args.ks is None else tuple(int(x) for x in args.ks.split(","))
     bases = tuple(b.strip() for b in args.bases.split(",") if b.strip())
     pats = None if args.censuses is None else [p.strip() for p in args.censuses.split(",") if p.strip()]
-    items = [x for x in panel_censuses(args.quick and pats is None)
+    pool = heldout_censuses() if args.heldout else panel_censuses(args.quick and pats is None)
+    items = [x for x in pool
              if pats is None or any(fnmatch.fnmatchcase(x[0], p) for p in pats)]
     if not items:
         ap.error(f"--censuses {args.censuses!r} matches no census")
@@ -494,7 +518,7 @@ def main(argv=None):
     meta = {"reps": jobs[0]["reps"], "plan_reps": jobs[0]["plan_reps"], "seed": args.seed, "jobs": args.jobs,
             "ks": list(ks), "takes": list(takes), "designs": list(DESIGNS), "bases": list(bases), "plan_api": api,
             "target": TARGET, "level": LEVEL, "srs_docs": SRS_DOCS, "pilot_docs": PILOT_DOCS,
-            "censuses": len(items), "quick": bool(args.quick), "seconds": seconds}
+            "censuses": len(items), "quick": bool(args.quick), "heldout": bool(args.heldout), "seconds": seconds}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "design_panel.json").write_text(json.dumps(_clean({"meta": meta, "results": results}), indent=1) + "\n")
