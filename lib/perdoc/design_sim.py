@@ -63,12 +63,12 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
         if take is None:
             m, ss, qq = N, s[idx], q[idx]
         elif binary:
-            m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
+            m = doc_takes(N, smp.prob, take, smp.info).astype(float)
             ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
                                     m.astype(np.int64)).astype(float)
             qq = ss
         else:   # a take of real chunks, without replacement within each drawn document
-            m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
+            m = doc_takes(N, smp.prob, take, smp.info).astype(float)
             ss = np.empty(idx.size)
             qq = np.empty(idx.size)
             for j, (i, nj, mj) in enumerate(zip(idx.tolist(), N.astype(np.int64).tolist(), m.astype(np.int64).tolist())):
