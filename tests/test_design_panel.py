@@ -64,3 +64,19 @@ def test_recommended_design_meets_the_target(name):
     assert r["recommended"] is not None, f"{name}: no design recommended"
     v = r["verdict"]
     assert v["pass"], f"{name}: {v['reason']} ({[(e['k'], e['coverage'], e['mc_se']) for e in r['evaluation']]})"
+
+
+def test_heldout_censuses_are_listed_and_load_but_stay_out_of_the_panel():
+    import json
+    meta = json.loads((BENCH / "heldout" / "censuses.json").read_text())
+    items = dp.heldout_censuses()
+    assert len(items) == sum(len(c["scores"]) for c in meta["censuses"])
+    panel = {n for n, _, _ in dp.panel_censuses()}
+    assert not panel & {n for n, _, _ in items}
+    assert not any(src[0] == "heldout" for _, _, src in dp.panel_censuses())
+    name, _, source = items[0]
+    census = dp.load_census(source)
+    first = meta["censuses"][0]
+    assert census.K == first["documents"] and int(sum(census.n)) == first["chunks"]
+    scores = dp.chunk_scores_for(source, census)
+    assert scores is None or len(scores) == first["chunks"]

@@ -92,7 +92,7 @@ def _label(smp, idx, N, s, q, *, take, binary, x, starts, rng):
     from .sampling import doc_takes
     if take is None:
         return N, s[idx], q[idx]
-    m = doc_takes(N, smp.stratum, take, smp.info).astype(float)
+    m = doc_takes(N, smp.prob, take, smp.info).astype(float)
     if binary:
         ss = rng.hypergeometric(s[idx].astype(np.int64), (N - s[idx]).astype(np.int64),
                                 m.astype(np.int64)).astype(float)

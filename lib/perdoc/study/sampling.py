@@ -29,12 +29,13 @@ Designs (``design``):
 ``take`` = m subsamples m chunks (positions 0 to ``n_d - 1``, without replacement) of every drawn
 document (all of them when it has at most m): two stages. PPS with a fixed take is self-weighting:
 every chunk of a document drawn in proportion to size has the same chance, ``f = m K' / N'``, of
-being labelled. A document taken with certainty would break that with only m chunks (its chunks'
-chance ``m / n_d`` is below ``f``, and its few labels would carry the whole of its large weight, so
-the variance within it, estimated from m chunks, would be noisy and often 0 for a 0/1 metric: the
-coverage then falls as K grows). So, wherever the rest is drawn in proportion to size, a certainty
-document's take is ``ceil(f n_d)`` chunks (at least m, at most ``n_d``), and the whole sample is
-self-weighting (:func:`doc_takes`).
+being labelled. A document taken with certainty (a take-all document: the ``certainty`` stratum, or a
+size stratum drawn whole) would break that with only m chunks: its chunks' chance ``m / n_d`` is
+below ``f``, its few labels carry the whole of its large weight, and the variance within it,
+estimated from m chunks, is noisy and often 0 for a 0/1 metric, so coverage falls as K grows. A
+take-all document therefore takes ``ceil(f n_d)`` chunks (at least m, at most ``n_d``), where ``f`` is
+the mean chance of a chunk of the documents not taken whole (``m`` times their expected draws over
+their chunks; exactly the common chance under PPS, which is then self-weighting) (:func:`doc_takes`).
 
 The same frame, design and seed always give the same manifest, byte for byte.
 """
@@ -306,7 +307,11 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
         rows = _draw_with_certainty(n, k, rng, info, design=design, remainder=remainder,
                                     certainty_size=certainty_size, icc=icc)
     info["documents_drawn"] = len(set(rows[0].tolist()))   # (np.unique would import numpy.ma: 50 ms)
-    info["labels"] = int(n[rows[0]].sum()) if take is None else int(doc_takes(n[rows[0]], rows[1], take, info).sum())
+    whole = rows[2] >= 1.0
+    if whole.any() and not info["with_replacement"] and not whole.all():
+        # the chance of being drawn per chunk of the documents not taken whole (times the take: a chunk's)
+        info["chunk_rate"] = float(np.count_nonzero(~whole) / (n.sum() - n[rows[0][whole]].sum()))
+    info["labels"] = int(n[rows[0]].sum()) if take is None else int(doc_takes(n[rows[0]], rows[2], take, info).sum())
     return _finish(frame, rows, take, rng, info)
 
 
@@ -426,9 +431,6 @@ def _draw_with_certainty(n, k: int, rng, info: dict, *, design: str, remainder: 
     info["strata"][rest_name] = {"documents": int(rest.size), "drawn": int(pick.size),
                                  "chunks": int(n[rest].sum()),
                                  "selection": "pps without replacement (Brewer)" if use_pps else "srs"}
-    if use_pps and cert_idx.size and k_rest > 0 and rest.size:
-        # chunks' chance of being labelled per chunk of the take, in the part drawn by size
-        info["chunk_rate"] = float(k_rest / n[rest].sum())
     if design == "certainty":
         info["remainder"] = remainder
         info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
@@ -455,17 +457,16 @@ def _certain(n, k: int, *, design: str, remainder: str, certainty_size, icc) -> 
     return np.zeros(M, dtype=bool)
 
 
-def doc_takes(n, stratum, take: int, info: dict) -> np.ndarray:
-    """Chunks to label in each drawn document (rows of a sample: sizes ``n``, strata ``stratum``) under a
-    take of ``take``: ``min(n_d, take)``, except that a certainty document of a design whose rest is drawn
-    in proportion to size (``info["chunk_rate"]`` set by :func:`draw_sample`) takes
-    ``min(n_d, max(take, ceil(take * chunk_rate * n_d)))``, so that its chunks have the chance of the
-    other chunks (self-weighting)."""
+def doc_takes(n, prob, take: int, info: dict) -> np.ndarray:
+    """Chunks to label in each drawn document (rows of a sample: sizes ``n``, inclusion probabilities
+    ``prob``) under a take of ``take``: ``min(n_d, take)``, except that a document taken whole (``prob``
+    1; ``info["chunk_rate"]`` set by :func:`draw_sample`) takes ``min(n_d, max(take, ceil(take *
+    chunk_rate * n_d)))``, so that its chunks have the mean chance of the other chunks."""
     n = np.asarray(n, dtype=np.int64)
     m = np.minimum(n, int(take))
     rate = info.get("chunk_rate")
     if rate:
-        cert = np.asarray(stratum).astype(str) == "certainty"
+        cert = np.asarray(prob, dtype=float) >= 1.0
         want = np.ceil(int(take) * float(rate) * n[cert] - 1e-9).astype(np.int64)
         m[cert] = np.minimum(n[cert], np.maximum(int(take), want))
     return m
@@ -515,7 +516,7 @@ def _finish(frame, rows, take, rng, info) -> Sample:
     if take is None:
         return Sample(doc=doc, stratum=stratum, prob=prob, draw=draw, chunk=None, n=n, info=info)
     reps, chunks = [], []
-    for size, m in zip(n.tolist(), doc_takes(n, stratum, take, info).tolist()):
+    for size, m in zip(n.tolist(), doc_takes(n, prob, take, info).tolist()):
         reps.append(m)
         chunks.append(np.arange(size) if m == size else np.sort(rng.choice(size, size=m, replace=False)))
     reps = np.asarray(reps)
