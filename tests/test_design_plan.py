@@ -139,3 +139,32 @@ def test_planning_population_spreads_tied_pilot_sizes():
     rates = pop.s / pop.n
     assert 0.35 < rates.mean() < 0.65 and rates.std() > 0.2
     assert np.array_equal(planning_population(frame, pilot).s, pop.s)   # seeded
+
+
+def test_planning_population_does_not_copy_all_hit_documents():
+    """Short pilot documents with every chunk a hit (common for hit@k near 0.9) must not make frame
+    documents that can never miss: each frame document's rate is drawn from the beta posterior of its
+    pilot neighbour, so a 100-chunk frame document near a 4-of-4 pilot document keeps some misses,
+    while the pilot's mean carries over."""
+    from perdoc.design_plan import _beta_prior, planning_population
+    from perdoc.frame import Frame
+    from perdoc.table import DocTable
+    rng = np.random.default_rng(3)
+    n = np.full(20, 4.0)
+    s = rng.binomial(4, 0.9, 20).astype(float)                     # a rate of 0.9 and no document effect
+    assert np.sum(s == 4) >= 10                                      # over half the pilot: all hits
+    pilot = DocTable.from_arrays(n, s, s)
+    pop = planning_population(Frame.from_arrays([f"d{i}" for i in range(500)], np.full(500, 100.0)), pilot)
+    assert np.mean(pop.s == pop.n) < 0.2                             # copied rates: 15 of 20, three in four
+    assert abs(pop.s.sum() / pop.n.sum() - s.sum() / n.sum()) < 0.05
+    a, b = _beta_prior(s, n)
+    assert 0.0 < a / (a + b) < 1.0 and 0.01 <= 1 / (a + b + 1) <= 0.99
+    # the prior recovers the intra-document correlation of beta-binomial data
+    est = []
+    for r in range(100):
+        t = (1 - 0.2) / 0.2
+        k = np.maximum(1, np.round(rng.lognormal(2.0, 1.0, 20)))
+        hits = rng.binomial(k.astype(int), rng.beta(0.3 * t, 0.7 * t, 20)).astype(float)
+        a, b = _beta_prior(hits, k)
+        est.append(1 / (a + b + 1))
+    assert 0.12 < np.median(est) < 0.28
