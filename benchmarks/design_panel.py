@@ -76,24 +76,26 @@ def panel_censuses(quick=False):
     return items
 
 
-def heldout_censuses():
-    """(name, label, source) for the held-out censuses (``benchmarks/heldout/``, built by its build.py):
-    every census with each of its scores. Evaluated only with ``--heldout``, after the rules were set;
-    no tuning decision reads them."""
-    meta = json.loads((HERE / "heldout" / "censuses.json").read_text())
+def heldout_censuses(folder="heldout"):
+    """(name, label, source) for the held-out censuses (``benchmarks/heldout/``, or another folder of
+    ``benchmarks/`` built the same way, e.g. ``heldout2``): every census with each of its scores.
+    Evaluated only with ``--heldout``, after the rules were set; no tuning decision reads them."""
+    meta = json.loads((HERE / folder / "censuses.json").read_text())
     out = []
     for c in meta["censuses"]:
         for score, st in c["scores"].items():
             label = (f"{c['kind']}: {score}, {c['documents']:,} documents, size CV {c['size_cv']:.1f}, "
                      f"mean {st['micro_mean']:.2f}")
-            out.append((f"{c['name']}.{score}", label, ("heldout", c["file"], score)))
+            out.append((f"{c['name']}.{score}", label, ("heldout", c["file"], score)
+                        + (() if folder == "heldout" else (folder,))))
     return out
 
 
 def load_census(source):
     if source[0] == "heldout":
         from perdoc.io import load_chunks
-        return load_chunks(HERE / "heldout" / source[1], doc="doc", score=source[2])
+        return load_chunks(HERE / (source[3] if len(source) > 3 else "heldout") / source[1], doc="doc",
+                           score=source[2])
     from coverage_panel import load
     return load(source)
 
@@ -108,8 +110,9 @@ def chunk_scores_for(source, census):
         x = np.asarray(synthetic_chunk_scores(source[1]), dtype=float)
     elif source[0] in ("real", "heldout"):
         import pandas as pd
-        _, file, col = source
-        path = HERE / "censuses" / f"{file}.csv.gz" if source[0] == "real" else HERE / "heldout" / file
+        file, col = source[1], source[2]
+        path = (HERE / "censuses" / f"{file}.csv.gz" if source[0] == "real"
+                else HERE / (source[3] if len(source) > 3 else "heldout") / file)
         df = pd.read_csv(path, usecols=["doc", col], dtype={"doc": str})
         pos = {d: i for i, d in enumerate(np.asarray(census.doc).astype(str).tolist())}
         where = df["doc"].map(pos)
@@ -147,7 +150,7 @@ def plan_api():
     return set(inspect.signature(plan_designs).parameters)
 
 
-def plan(census, *, budget, ks, takes, designs, reps, seed, basis, chunk_scores=None):
+def plan(census, *, budget, ks, takes, designs, reps, seed, basis, chunk_scores=None, tail=None):
     """plan_designs at ``budget`` (labels: cost_doc 0, cost_chunk 1) over ``takes``, whichever form is
     installed. Returns (result, api), result['recommended'] carrying 'take'."""
     from perdoc.design_plan import plan_designs
@@ -159,6 +162,8 @@ def plan(census, *, budget, ks, takes, designs, reps, seed, basis, chunk_scores=
                 reps=int(reps), seed=int(seed), level=LEVEL, basis=basis)
     if chunk_scores is not None and "chunk_scores" in params:
         base["chunk_scores"] = chunk_scores
+    if tail is not None and "tail" in params:
+        base["tail"] = tail
     if "takes" in params:
         res = plan_designs(census, takes=tuple(takes), **base)
         rec = res.get("recommended")
@@ -317,13 +322,21 @@ def run_census(job) -> dict:
         from perdoc.design_plan import planning_population
         from perdoc.frame import Frame
         frame = Frame.from_arrays(np.asarray(census.doc).astype(str), n, allow_similar_ids=True)
-        population = planning_population(frame, pilot_table(census, seed=PILOT_SEED + job["seed"]))
+        pilot = pilot_table(census, seed=PILOT_SEED + job["seed"])
+        population = planning_population(frame, pilot)
+        try:
+            from perdoc.design_plan import pilot_tail
+            tail = pilot_tail(frame, pilot)
+        except ImportError:     # an older perdoc: no pilot rule
+            tail = None
+        out["pilot_tail"] = tail
         plan_scores = None
     else:
-        population, plan_scores = census, scores
+        population, plan_scores, tail = census, scores, None
     t1 = time.perf_counter()
     res, api = plan(population, budget=budget, ks=job["ks"], takes=takes, designs=job["designs"],
-                    reps=job["plan_reps"], seed=PLAN_SEED + job["seed"] - 1, basis=basis, chunk_scores=plan_scores)
+                    reps=job["plan_reps"], seed=PLAN_SEED + job["seed"] - 1, basis=basis, chunk_scores=plan_scores,
+                    tail=tail)
     out["plan_seconds"] = time.perf_counter() - t1
     out["plan_api"] = api
     out["plan"] = res
@@ -499,9 +512,9 @@ def main(argv=None):
     ap.add_argument("--ks", default=None, help="K grid of the plan (default 5,10,20,40)")
     ap.add_argument("--bases", default="census,pilot", help="planning bases (default census,pilot)")
     ap.add_argument("--out", default=None, help="folder for design_panel.json and .md (default benchmarks/)")
-    ap.add_argument("--heldout", action="store_true",
-                    help="the held-out censuses of benchmarks/heldout/ instead of the panel (written to "
-                         "heldout/design_panel.json and .md unless --out is given)")
+    ap.add_argument("--heldout", nargs="?", const="heldout", default=None, metavar="FOLDER",
+                    help="the held-out censuses of benchmarks/FOLDER/ (default heldout) instead of the panel "
+                         "(written to FOLDER/design_panel.json and .md unless --out is given)")
     ap.add_argument("--merge", nargs="+", default=None, metavar="RERUN.json",
                     help="replace the rows of --out's design_panel.json that these partial runs evaluated again")
     ap.add_argument("--note", default=None, help="with --merge: what changed before the reruns")
@@ -509,7 +522,7 @@ def main(argv=None):
                     help="only rewrite design_panel.md from the design_panel.json in --out (no simulation)")
     args = ap.parse_args(argv)
     if args.out is None:
-        args.out = str(HERE / "heldout" if args.heldout else HERE)
+        args.out = str(HERE / args.heldout if args.heldout else HERE)
     if args.merge:
         print(merge_rerun(Path(args.out) / "design_panel.json", args.merge, args.note or ""))
         return
@@ -530,7 +543,7 @@ def main(argv=None):
     ks = KS if args.ks is None else tuple(int(x) for x in args.ks.split(","))
     bases = tuple(b.strip() for b in args.bases.split(",") if b.strip())
     pats = None if args.censuses is None else [p.strip() for p in args.censuses.split(",") if p.strip()]
-    pool = heldout_censuses() if args.heldout else panel_censuses(args.quick and pats is None)
+    pool = heldout_censuses(args.heldout) if args.heldout else panel_censuses(args.quick and pats is None)
     items = [x for x in pool
              if pats is None or any(fnmatch.fnmatchcase(x[0], p) for p in pats)]
     if not items:
@@ -547,7 +560,7 @@ def main(argv=None):
     meta = {"reps": jobs[0]["reps"], "plan_reps": jobs[0]["plan_reps"], "seed": args.seed, "jobs": args.jobs,
             "ks": list(ks), "takes": list(takes), "designs": list(DESIGNS), "bases": list(bases), "plan_api": api,
             "target": TARGET, "level": LEVEL, "srs_docs": SRS_DOCS, "pilot_docs": PILOT_DOCS,
-            "censuses": len(items), "quick": bool(args.quick), "heldout": bool(args.heldout), "seconds": seconds}
+            "censuses": len(items), "quick": bool(args.quick), "heldout": args.heldout or False, "seconds": seconds}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "design_panel.json").write_text(json.dumps(_clean({"meta": meta, "results": results}), indent=1) + "\n")

@@ -168,3 +168,70 @@ def test_planning_population_does_not_copy_all_hit_documents():
         a, b = _beta_prior(hits, k)
         est.append(1 / (a + b + 1))
     assert 0.12 < np.median(est) < 0.28
+
+
+def test_pilot_tail_measures_what_the_pilot_never_saw():
+    """The share of the frame's chunks in documents longer than the pilot's longest, against the
+    frame's warning threshold."""
+    from perdoc.design_plan import pilot_tail
+    from perdoc.frame import TAIL_WARN, Frame
+    from perdoc.table import DocTable
+    frame = Frame.from_arrays([f"d{i}" for i in range(10)], [1.0] * 8 + [10.0, 30.0])
+    pilot = DocTable.from_arrays([1.0, 1.0, 10.0], [1.0, 0.0, 5.0], [1.0, 0.0, 5.0])
+    t = pilot_tail(frame, pilot)
+    assert t["share"] == pytest.approx(30 / 48) and t["documents_beyond"] == 1 and t["longest_pilot"] == 10
+    assert t["restrict"] and t["threshold"] == TAIL_WARN and t["designs"] == ["pps"]
+    # a pilot holding the longest document sees the whole frame
+    assert pilot_tail(frame, pilot, sizes=[1.0, 1.0, 30.0])["share"] == 0.0
+    assert not pilot_tail(frame, pilot, sizes=[1.0, 1.0, 30.0])["restrict"]
+
+
+def test_plan_from_a_pilot_blind_to_the_long_documents_recommends_only_self_weighting_designs():
+    """From a pilot that never saw the documents holding much of the frame's chunks, only a design in
+    which every chunk has the same chance of being labelled (PPS) may be recommended: the others'
+    coverage rests on rates the pilot borrowed for those documents. They are still simulated and
+    shown; without the restriction the same plan recommends another design."""
+    from perdoc.design_plan import _recommend
+
+    def row(design, k, hw):
+        return {"design": design, "take": 5, "k": k, "method": "logit_design", "coverage": 0.95, "mc_se": 0.01,
+                "half_width": hw, "labels": 5 * k, "cost": 5 * k, "holds": True}
+    rows = [row("stratified", 20, 0.05), row("stratified", 40, 0.03), row("pps", 20, 0.07), row("pps", 40, 0.04)]
+    assert _recommend([dict(r) for r in rows], half_width=None, budget=200)["design"] == "stratified"
+    assert _recommend([dict(r) for r in rows], half_width=None, budget=200, allowed={"pps"})["design"] == "pps"
+    assert _recommend([dict(r) for r in rows if r["design"] != "pps"], half_width=None, budget=200,
+                      allowed={"pps"}) is None
+    c = synthetic_census(_spec())
+    tail = {"share": 0.5, "documents_beyond": 30, "longest_pilot": 12.0, "threshold": 0.15, "restrict": True,
+            "designs": ["pps"]}
+    res = plan_designs(c, ks=(10, 20), designs=("srs", "pps"), takes=(5,), budget=20 * float(np.mean(c.n)),
+                       cost_doc=0.0, cost_chunk=1.0, reps=40, seed=2, basis="pilot", tail=tail)
+    assert res["pilot_tail"] == tail and {r["design"] for r in res["rows"]} >= {"srs", "pps"}
+    assert res["recommended"] is None or res["recommended"]["design"] == "pps"
+
+
+def test_cli_plan_from_a_pilot_says_what_it_never_saw(tmp_path, capsys):
+    """perdoc plan --pilot-data: a pilot of short documents from a frame with long ones says so in one
+    line, and recommends nothing but PPS (the JSON carries the measure)."""
+    import json
+    import pandas as pd
+    from perdoc.cli import main
+    rng = np.random.default_rng(4)
+    sizes = np.concatenate([rng.integers(1, 6, 300), [60, 80, 120, 150, 200]])
+    pd.DataFrame({"doc": [f"d{i}" for i in range(sizes.size)], "n": sizes}).to_csv(tmp_path / "frame.csv",
+                                                                                  index=False)
+    rows = [(f"d{i}", int(rng.random() < 0.7)) for i in range(20) for _ in range(int(sizes[i]))]
+    pd.DataFrame(rows, columns=["doc", "hit"]).to_csv(tmp_path / "pilot.csv", index=False)
+    args = ["plan", "--frame", str(tmp_path / "frame.csv"), "--doc", "doc", "--pilot-data", str(tmp_path / "pilot.csv"),
+            "--score", "hit", "--budget", "150", "--ks", "10", "--designs", "srs,certainty,pps", "--take", "5",
+            "--reps", "20"]
+    assert main([*args, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    tail = res["pilot_tail"]
+    assert tail["restrict"] and tail["share"] > 0.3 and tail["documents_beyond"] == 5
+    assert res["recommended"] is None or res["recommended"]["design"] == "pps"
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "never saw" in out and "(pps) are recommended" in out
+    assert main([*args[:-6], "--designs", "srs", "--take", "5", "--reps", "20"]) == 0
+    assert "only --designs pps can be recommended" in capsys.readouterr().out

@@ -20,7 +20,36 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["plan_designs", "planning_population"]
+__all__ = ["plan_designs", "planning_population", "pilot_tail", "tail_sentence"]
+
+#: designs that give every chunk of the frame the same chance of being labelled (self-weighting): the only
+#: ones recommended from a pilot that never saw the documents holding much of the frame's chunks
+SELF_WEIGHTING = ("pps",)
+
+
+def pilot_tail(frame, pilot, sizes=None) -> dict:
+    """What a pilot cannot show about the frame: the share of the frame's chunks in documents longer
+    than the pilot's longest (``share``, with ``documents_beyond`` and ``longest_pilot``), and whether
+    it exceeds :data:`perdoc.reading.frame.TAIL_WARN` (``restrict``). A planning population fills those
+    documents with rates borrowed from the pilot's longest ones, so a design's simulated coverage there
+    rests on how the unseen documents were imagined; only a self-weighting design (:data:`SELF_WEIGHTING`)
+    does not depend on it: every chunk has the same chance of being labelled, and its variance is read
+    from the drawn documents themselves. ``sizes``: the pilot documents' sizes (default: ``pilot.n``)."""
+    from ..reading.frame import TAIL_WARN, unseen_tail
+    tail = unseen_tail(frame.n, np.asarray(pilot.n if sizes is None else sizes, dtype=float))
+    return {"share": tail["sample"], "documents_beyond": tail["documents_beyond"],
+            "longest_pilot": tail["longest_sampled"], "threshold": TAIL_WARN,
+            "restrict": bool(tail["sample"] > TAIL_WARN), "designs": list(SELF_WEIGHTING)}
+
+
+def tail_sentence(tail: dict) -> str:
+    """:func:`pilot_tail`'s restriction in one English sentence (the CLI prints it; the report has it in
+    its language)."""
+    return (f"the pilot's longest document has {tail['longest_pilot']:,.0f} chunks, and {tail['share']:.0%} of the "
+            f"frame's chunks lie in {tail['documents_beyond']:,} longer documents it never saw: how other designs "
+            "fare there is only imagined, so only designs that give every chunk the same chance of being labelled "
+            f"({', '.join(tail['designs'])}) are recommended")
+
 
 def planning_population(frame, pilot, sizes=None):
     """A population over ``frame`` (:class:`perdoc.frame.Frame`) from a labelled ``pilot``
@@ -79,7 +108,7 @@ def _beta_prior(s, n) -> tuple[float, float]:
 def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "pps", "certainty"),
                  take: int | None = None, takes=None, half_width: float | None = None, budget: float | None = None,
                  cost_doc: float = 1.0, cost_chunk: float = 1.0, reps: int = 400, seed: int = 1,
-                 level: float = 0.95, basis: str = "census", chunk_scores=None) -> dict:
+                 level: float = 0.95, basis: str = "census", chunk_scores=None, tail: dict | None = None) -> dict:
     """Simulate every design at every K on ``census`` (the planning population) and recommend one.
 
     ``half_width``: the target half-width of the interval; ``budget``: the most the labelling may
@@ -87,7 +116,9 @@ def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "p
     ``takes``: the takes to try (chunks labelled per drawn document; ``None`` labels whole
     documents); default ``(take,)``. With a budget, the largest K that each design and take can
     afford is simulated too, so that the budget is spent rather than rounded down to the grid.
-    ``chunk_scores``: every chunk's score in the census's order (a take of a continuous metric)."""
+    ``chunk_scores``: every chunk's score in the census's order (a take of a continuous metric).
+    ``tail``: :func:`pilot_tail` of a pilot-made population; when it says ``restrict``, only the
+    self-weighting designs may be recommended (the others are still simulated and shown)."""
     from .design_sim import simulate_design
     if (half_width is None) == (budget is None):
         raise ParameterError("give either --half-width (a target) or --budget (what the labels may cost)")
@@ -130,11 +161,13 @@ def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "p
             return None
         return {**run(row["design"], row.get("take"), k2), "check": True}
 
-    rec = _recommend(rows, half_width=half_width, budget=budget, verify=verify)
+    restrict = tail is not None and tail.get("restrict")
+    allowed = set(tail["designs"]) if restrict else None
+    rec = _recommend(rows, half_width=half_width, budget=budget, verify=verify, allowed=allowed)
     rows.sort(key=lambda r: (designs.index(r["design"]), takes.index(r.get("take")), r["k"]))
     return {"basis": basis, "level": level, "take": take if len(takes) == 1 else None, "takes": list(takes),
             "reps": reps, "cost_doc": cost_doc, "cost_chunk": cost_chunk, "half_width_target": half_width,
-            "budget": budget, "rows": rows, "recommended": rec}
+            "budget": budget, "rows": rows, "recommended": rec, **({} if tail is None else {"pilot_tail": tail})}
 
 
 def _affordable(done, run, design, take, *, budget, cost_doc, cost_chunk, documents):
@@ -163,13 +196,13 @@ def _affordable(done, run, design, take, *, budget, cost_doc, cost_chunk, docume
     return extra
 
 
-def _recommend(rows, *, half_width, budget, verify=None):
+def _recommend(rows, *, half_width, budget, verify=None, allowed=None):
     """The cheapest design reaching the target half-width (or the narrowest within the budget) whose
     coverage holds at the chosen K and at every larger K tried up to twice it. ``verify(row)``
     simulates the row's design and take at twice its K (a row dict, or None where that is not
     possible); a candidate whose coverage fails there is passed over, so a design whose coverage
     falls as K grows is not recommended. Smaller K do not count against a candidate: a design may fail
-    with 5 documents and hold from 10 on."""
+    with 5 documents and hold from 10 on. ``allowed``: the designs that may be recommended (None: all)."""
     def same(x, r):
         return x["design"] == r["design"] and x.get("take") == r.get("take") and "error" not in x
 
@@ -179,6 +212,8 @@ def _recommend(rows, *, half_width, budget, verify=None):
     ok = []
     for r in rows:
         if "error" in r or r["half_width"] is None or not r["holds"]:
+            continue
+        if allowed is not None and r["design"] not in allowed:
             continue
         if half_width is not None and r["half_width"] <= half_width:
             ok.append((r["cost"], r["half_width"], r["k"], r))
