@@ -500,3 +500,41 @@ def test_frame_total_is_the_correctly_rounded_sum():
     import math
     for n in (np.arange(1, 10**5, dtype=float), np.array([2.0**53, 1, 1, 3]), np.array([0.1, 0.2, 0.3])):
         assert Frame(doc=np.arange(n.size).astype(str).astype(object), n=n).N == math.fsum(n.tolist())
+
+
+
+def test_cost_allocation_anticipates_the_labels_the_draw_takes(monkeypatch):
+    """Cost-optimal strata with a take: a stratum drawn whole labels ``doc_takes`` chunks per document
+    (ceil(take * chunk rate * n_d), at least the take), not min(n_d, take). One function decides the
+    labels per document, for the allocation's anticipation and for the draw alike, and the labels the
+    allocation anticipated are the labels the draw takes (before, the allocation costed every document
+    at min(n_d, take))."""
+    from perdoc.study import sampling as smod
+    rng = np.random.default_rng(0)
+    n = np.concatenate([rng.integers(1, 30, 200), rng.integers(60, 120, 30), rng.integers(3000, 6000, 8)])
+    fr = Frame.from_arrays([f"d{i:04d}" for i in range(n.size)], n)
+    h = size_strata(n, 6)
+    M_h = np.bincount(h)
+    calls = []
+    real = smod.take_sizes
+
+    def spy(n_, whole, take, rate):
+        calls.append((np.asarray(n_).size, bool(np.any(whole)), rate))
+        return real(n_, whole, take, rate)
+
+    monkeypatch.setattr(smod, "take_sizes", spy)
+    for take in (2, 5):
+        calls.clear()
+        smp = draw_sample(fr, design="stratified", k=30, seed=1, take=take, allocation="cost", cost_doc=1.0,
+                          cost_chunk=1.0, strata=6)
+        k_h = np.array([st["drawn"] for st in smp.info["strata"].values()])
+        whole = k_h >= M_h
+        assert whole.any() and smp.info["chunk_rate"] > 0   # the stratum of the largest documents, whole
+        # the allocation anticipated whole-stratum labels for the frame's documents, then the draw took them
+        assert any(size == n.size and cert and rate for size, cert, rate in calls)
+        assert calls[-1][0] == smp.info["documents_drawn"]
+        anticipated = real(n, whole[h], take, smod.chunk_rate(int(k_h[~whole].sum()), n.sum(), n[whole[h]].sum()))
+        drawn = np.array([int(d[1:]) for d in dict.fromkeys(smp.doc.tolist())])
+        assert smp.info["labels"] == int(anticipated[drawn].sum())
+        assert smp.info["chunk_rate"] == pytest.approx(smod.chunk_rate(int(k_h[~whole].sum()), n.sum(),
+                                                                       n[whole[h]].sum()), rel=1e-12)

@@ -57,7 +57,8 @@ def _takes(text: str) -> tuple:
 
 
 def run_plan_designs(args, print_text=print) -> int:
-    from .study.design_plan import plan_designs, planning_population
+    from .study.design_plan import pilot_tail, plan_designs, planning_population, tail_sentence
+    from .study.design_sim import load_census
     from .errors import ParameterError
     from .reading.frame import read_frame
     from .reading.io import load_chunks
@@ -76,28 +77,26 @@ def run_plan_designs(args, print_text=print) -> int:
     if bad or not designs:
         raise ParameterError(f"--designs: {bad[0] if bad else '(none)'!r} is not one of {', '.join(DESIGNS)}")
     frame = read_frame(args.frame, args.doc, n_col=args.frame_n)
+    takes = args.take or (None,)
+    chunk_scores = None
     if args.census is not None:
-        census = load_chunks(args.census, doc=args.doc, score=args.score)
+        # (a take of a continuous score labels real chunks: their scores come from the same read)
+        census, chunk_scores = load_census(args.census, doc=args.doc, score=args.score, takes=takes)
         frame.check(census)
         if census.K != frame.M:
             raise ParameterError(f"--census holds {census.K:,} documents but the frame {frame.M:,}: a census scores "
                                  "every document of the frame (give a sample as --pilot-data)")
-        basis = "census"
+        basis, tail = "census", None
     else:
         pilot = load_chunks(args.pilot_data, doc=args.doc, score=args.score)
         frame.check(pilot)
         census = planning_population(frame, pilot)
-        basis = "pilot"
+        basis, tail = "pilot", pilot_tail(frame, pilot)
     level = 0.95 if args.level is None else args.level
-    takes = args.take or (None,)
-    chunk_scores = None
-    if args.census is not None and any(m is not None for m in takes) and not census.binary:
-        from .study.design_sim import census_chunk_scores
-        chunk_scores = census_chunk_scores(census, args.census, doc=args.doc, score=args.score)
     res = plan_designs(census, ks=ks, designs=designs, takes=takes, chunk_scores=chunk_scores,
                        half_width=args.half_width, budget=args.budget,
                        cost_doc=args.cost_doc, cost_chunk=args.cost_chunk, reps=args.reps, seed=args.seed,
-                       level=level, basis=basis)
+                       level=level, basis=basis, tail=tail)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -117,9 +116,13 @@ def run_plan_designs(args, print_text=print) -> int:
             flag += "  (over budget)"
         lines.append(f"  {r['design']:<11} {take:>5} {r['k']:>4} {r['labels']:>8.0f} {r['cost']:>9.0f} {hw:>11} "
                      f"{r['coverage']:>9.3f}{flag}")
+    if tail is not None and tail["restrict"]:
+        lines.append(tail_sentence(tail))
     rec = res["recommended"]
     if rec is None:
-        lines.append("no design reaches the target with its coverage holding: try larger K (--ks) or a larger budget")
+        lines.append("no design reaches the target with its coverage holding: try larger K (--ks) or a larger budget"
+                     + ("" if tail is None or not tail["restrict"] or "pps" in designs else
+                        "; from this pilot only --designs pps can be recommended"))
     else:
         lines.append(f"recommended: --design {rec['design']} --k {rec['k']}"
                      + ("" if rec.get("take") is None else f" --take {rec['take']}")
@@ -288,19 +291,15 @@ def run_estimate_sample(args, format_estimates, print_text=print) -> int:
 
 def run_simulate_design(args, print_text=print) -> int:
     """``perdoc simulate --census FILE --doc ID --score COL --k K --design D [--take M]``."""
-    from .study.design_sim import simulate_design
+    from .study.design_sim import load_census, simulate_design
     from .errors import ParameterError
-    from .reading.io import load_chunks
     if args.params is not None or args.vs is not None:
         raise ParameterError("--design simulates one system from --census, --doc and --score (not --params or --vs)")
     if args.census is None or args.doc is None or args.score is None or args.k is None:
         raise ParameterError("--design needs --census, --doc, --score and --k")
-    census = load_chunks(args.census, doc=args.doc, score=args.score, fmt=args.format, metric=args.metric,
-                         allow_similar_ids=args.allow_similar_ids)
-    chunk_scores = None
-    if args.take is not None and not census.binary:   # a take of a continuous score labels real chunks
-        from .study.design_sim import census_chunk_scores
-        chunk_scores = census_chunk_scores(census, args.census, doc=args.doc, score=args.score)
+    # a take of a continuous score labels real chunks: their scores come from the same read
+    census, chunk_scores = load_census(args.census, doc=args.doc, score=args.score, takes=(args.take,),
+                                       fmt=args.format, metric=args.metric, allow_similar_ids=args.allow_similar_ids)
     res = simulate_design(census, design=args.design, k=args.k, reps=2000 if args.reps is None else args.reps,
                           chunk_scores=chunk_scores,
                           seed=1 if args.seed is None else args.seed, level=0.95 if args.level is None else args.level,

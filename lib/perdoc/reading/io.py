@@ -61,7 +61,7 @@ from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
     _violation_error,
 )
 
-__all__ = ["load_chunks", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
+__all__ = ["load_chunks", "load_chunks_and_scores", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
            "DUCKDB_MEMORY_LIMIT", "METRICS"]
 
 #: The one aggregation to run where the logs live (Spark SQL, BigQuery, Snowflake, DuckDB, ...).
@@ -121,6 +121,25 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
     Scores so large (or so small) that their squares leave the double range are summed multiplied
     by a power of two, recorded as :attr:`DocTable.scale`; ordinary scores keep ``scale = 1``.
     """
+    return _load_chunks(source, doc, score, fmt=fmt, attrs=attrs, metric=metric,
+                        allow_similar_ids=allow_similar_ids, engine=engine, backend=backend)[0]
+
+
+def load_chunks_and_scores(source, doc: str, score: str, **options) -> tuple[DocTable, np.ndarray | None]:
+    """:func:`load_chunks` (same arguments) and, from the same read of the rows, every chunk's score
+    when the scores are not all 0 or 1 (else None: the sums say everything): document after document
+    in the table's order, each document's chunks in the order of the rows, rows without a usable score
+    left out, multiplied by the table's :attr:`~DocTable.scale` like its sums. What a simulated take of
+    a continuous metric labels (:func:`perdoc.design_sim.simulate_design`). Data read where they live
+    (an Ibis table, Spark) give None."""
+    return _load_chunks(source, doc, score, scores=True, **options)
+
+
+def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
+                 attrs: dict[str, str] | None = None, metric: str | None = None,
+                 allow_similar_ids: bool = False, engine: str | None = None,
+                 backend: dict | None = None, scores: bool = False) -> tuple[DocTable, np.ndarray | None]:
+    """:func:`load_chunks`, and with ``scores`` the chunk scores of :func:`load_chunks_and_scores`."""
     attrs = dict(attrs or {})
     metric = _check_metric(metric)
     _check_names(doc=doc, score=score, **{f"attrs[{k!r}]": v for k, v in attrs.items()})
@@ -131,7 +150,7 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         from .engines import aggregate_chunks
         table = aggregate_chunks(remote, doc=doc, score=score, attrs=attrs, metric=metric,
                                  allow_similar_ids=allow_similar_ids, label=_origin_label(origin))
-        return _adapted_table(table, adapted)
+        return _adapted_table(table, adapted), None
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
         raw, x, text = src.number(score)
@@ -166,7 +185,23 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                              info=src.info(rows), binary=binary, exact=exact, lo=lo, hi=hi, scale=scale,
                              violation=lambda: _metric_violation(src, x, score, metric),
                              integer_ids=src.is_integer_column(doc))
-    return _adapted_table(table, adapted)
+        chunk_scores = _chunk_scores(src, table, doc, x) if scores and not binary else None
+    return _adapted_table(table, adapted), chunk_scores
+
+
+def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray:
+    """Every row's score ``x`` (SQL of :meth:`_Source.number`) in ``table``'s order of documents, the rows
+    of a document in their order in the data; rows of no document of ``table`` or without a finite
+    score left out (the sums then disagree, and a simulation refuses them)."""
+    src.con.execute("SET preserve_insertion_order = true")   # (the rows' own order within a document)
+    res = src.fetch(f"SELECT {_doc_expr_of(src, doc, src.ref(doc))} AS d, {x} AS x FROM {src.relation}")
+    where = {d: i for i, d in enumerate(np.asarray(table.doc).astype(str).tolist())}
+    ids = _plain(res["d"], object)
+    values = _plain(res["x"], float)
+    code = np.fromiter((where.get(d, -1) for d in ids.tolist()), dtype=np.int64, count=ids.size)
+    keep = (code >= 0) & np.isfinite(values)
+    order = np.argsort(code[keep], kind="stable")
+    return values[keep][order] * table.scale
 
 
 def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,

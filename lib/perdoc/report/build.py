@@ -279,7 +279,7 @@ def _analyse_cached(path: str, stamp) -> Analysis:
 def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
     it is a copy of, with its size and SHA-256, so the report names the user's file."""
-    from ..study.run import (design_plan_study, estimate_study, load_study_census, load_study_pairs,
+    from ..study.run import (design_plan_study, estimate_study, load_study_census_and_scores, load_study_pairs,
                         load_study_table, simulate_study, strata_experiment)
     shown = shown or {}
     with _user_paths(shown):
@@ -293,10 +293,11 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
             comparison = compare(pairs, level=iv.level, population_size=est.population_size
                                  if study.design.sampling in ("srs", "census") else None,
                                  replicates=iv.replicates, seed=iv.seed)
-        census = load_study_census(study)
+        # (the chunk scores a simulated take of a continuous metric needs come from the same read)
+        census, chunk_scores = load_study_census_and_scores(study, table)
         simulation = pair_simulation = strata = pseudo = None
         if census is not None:
-            simulation, pair_simulation = simulate_study(study, table, census)
+            simulation, pair_simulation = simulate_study(study, table, census, chunk_scores)
             strata = strata_experiment(study, census)
         elif (study.design.sampling == "srs" and est.population_size != table.K
               and not frame_leads(est, study.estimand.kind)):
@@ -304,7 +305,7 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
                                   replicates=min(iv.replicates, PSEUDO_REPLICATES))
-        design_plan = design_plan_study(study, table, census)
+        design_plan = design_plan_study(study, table, census, chunk_scores)
     info = _input_info(study, table, est, census, shown)
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,

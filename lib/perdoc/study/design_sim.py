@@ -11,12 +11,49 @@ what the coverage panel checks; its coverage must not fall as K grows.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["census_chunk_scores", "simulate_design"]
+__all__ = ["census_chunk_scores", "load_census", "needs_chunk_scores", "require_chunk_scores", "simulate_design"]
+
+#: What :func:`require_chunk_scores` says when a take of a continuous metric comes without chunk scores.
+NEEDS_CHUNK_SCORES = ("--take in a simulation of a continuous metric needs the census's chunk scores "
+                      "(chunk_scores); a 0/1 census needs only its sums")
+
+
+def needs_chunk_scores(census, takes) -> bool:
+    """Whether simulating a take (any of ``takes`` that is not None) on ``census`` needs the census's
+    chunk scores: a take of a continuous metric labels real chunks, a take of a 0/1 metric only needs
+    the per-document sums (hypergeometric hits; 0/1 as :func:`simulate_design` judges it from the
+    sums). A census without its sums of squares needs nothing: the simulation refuses it anyway."""
+    if all(m is None for m in takes) or census.q is None:
+        return False
+    return not _binary_sums(census)
+
+
+def require_chunk_scores(census, take, chunk_scores) -> None:
+    """The rule of :func:`needs_chunk_scores`, enforced: a ParameterError when a take of a continuous
+    metric comes without the census's chunk scores."""
+    if chunk_scores is None and needs_chunk_scores(census, (take,)):
+        raise ParameterError(NEEDS_CHUNK_SCORES)
+
+
+def load_census(source, *, doc: str, score: str, takes=(None,), **read_options):
+    """``(census, chunk_scores)``: the census file read once (:func:`perdoc.io.load_chunks`, with
+    ``read_options``) and, when a simulated take (``takes``) needs them (:func:`needs_chunk_scores`),
+    its chunk scores from the same read (:func:`perdoc.io.load_chunks_and_scores`); else None."""
+    from ..reading.io import load_chunks, load_chunks_and_scores
+    if all(m is None for m in takes):
+        return load_chunks(source, doc=doc, score=score, **read_options), None
+    census, x = load_chunks_and_scores(source, doc=doc, score=score, **read_options)
+    if not needs_chunk_scores(census, takes):
+        return census, None
+    if x is None and isinstance(source, (str, os.PathLike)):   # read where the data live: read the file here
+        x = census_chunk_scores(census, source, doc=doc, score=score)
+    return census, x
 
 
 def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int = 1, level: float = 0.95,
@@ -28,30 +65,30 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
     scores of the first document, then the second's...), so that a take of a continuous metric labels
     real chunks; a 0/1 census needs only its sums (hypergeometric takes)."""
     from ..reading.frame import Frame
-    from .sampling import draw_sample
+    from .sampling import prepare_design
     from ..methods.survey import design_estimate
     from ..reading.manifest import SampleData, stage_fractions
     n = np.asarray(census.n, dtype=float)
     s = np.asarray(census.s, dtype=float) / census.scale
     q = None if census.q is None else np.asarray(census.q, dtype=float) / census.scale ** 2
-    binary = q is not None and np.array_equal(q, s) and np.all((s >= 0) & (s <= n) & (s == np.round(s)))
+    binary = _binary_sums(census)
     if q is None:
         raise ParameterError("the census needs the sums of squared scores")
     x, starts = _chunk_scores(chunk_scores, census.scale, n, s)
-    if take is not None and not binary and starts is None:
-        raise ParameterError("--take in a simulation of a continuous metric needs the census's chunk scores "
-                             "(chunk_scores); a 0/1 census needs only its sums")
+    require_chunk_scores(census, take, chunk_scores)
     in_unit = bool(np.all((s >= 0) & (s <= n) & (q <= s + 1e-9 * np.maximum(1, s))))   # every chunk in [0, 1]
     truth = float(s.sum() / n.sum())
     truths = {"micro": truth, "macro": float(np.mean(s / n))}
     frame = Frame.from_arrays(census.doc, n, allow_similar_ids=True)   # the census's ids: checked when loaded
+    # the strata and their allocation, the certainty cut, Brewer's probabilities: worked out once, not per sample
+    prepared = prepare_design(frame, design=design, k=k, **options)
     rng = np.random.Generator(np.random.PCG64(seed))
     seeds = rng.integers(0, 2**62, size=reps)
     pos = {d: i for i, d in enumerate(np.asarray(frame.doc).tolist())}
     tally = {}
     labels = 0.0
     for r in range(reps):
-        smp = draw_sample(frame, design=design, k=k, seed=int(seeds[r]), **options)
+        smp = prepared.draw(int(seeds[r]))
         idx = np.array([pos[d] for d in smp.doc.tolist()])
         N = n[idx]
         m, ss, qq = _label(smp, idx, N, s, q, take=take, binary=binary, x=x, starts=starts, rng=rng)
@@ -70,6 +107,17 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
             "miss_low": t["low"] / reps, "miss_high": t["high"] / reps, "no_interval": t["none"] / reps,
             "infinite": 0.0, "rmse": float("nan"), "n": t["n"]}
     return out
+
+
+def _binary_sums(census) -> bool:
+    """Whether the census's sums are those of 0/1 scores (``q = s``, whole ``s`` in [0, n]): its takes are
+    then hypergeometric."""
+    if census.q is None:
+        return False
+    n = np.asarray(census.n, dtype=float)
+    s = np.asarray(census.s, dtype=float) / census.scale
+    q = np.asarray(census.q, dtype=float) / census.scale ** 2
+    return bool(np.array_equal(q, s) and np.all((s >= 0) & (s <= n) & (s == np.round(s))))
 
 
 def _chunk_scores(chunk_scores, scale: float, n, s):

@@ -11,7 +11,8 @@ from .params import Study
 from ..methods.results import Estimates
 from ..reading.table import DocTable
 
-__all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census", "simulate_study",
+__all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census",
+           "load_study_census_and_scores", "simulate_study",
            "simulation_design", "strata_experiment", "load_study_frame", "frame_path"]
 
 
@@ -160,16 +161,39 @@ def estimate_study(study: Study, table: DocTable, frame=None) -> Estimates:
 
 def load_study_census(study: Study) -> DocTable | None:
     """The census (or larger pilot) named in the params, with the same columns and document attributes."""
+    return _load_census(study, ())[0]
+
+
+def load_study_census_and_scores(study: Study, table: DocTable | None = None):
+    """``(census, chunk_scores)``: :func:`load_study_census` and, when the study simulates a take of a
+    continuous metric (its drawn sample's take, given its ``table``; ``planning.design``'s takes), the
+    census's chunk scores from the same read of the file (:func:`perdoc.design_sim.load_census`)."""
+    return _load_census(study, _simulated_takes(study, table))
+
+
+def _load_census(study: Study, takes):
     if study.census is None:
-        return None
-    from ..reading.io import load_chunks
+        return None, None
+    from .design_sim import load_census
     d, g = study.data, study.design
     attrs = {}
     if g.sampling == "stratified":
         attrs["stratum"] = g.strata_column
     if _adapted(d.format):
-        return _adapter_chunks(d, study.census, attrs)
-    return load_chunks(study.census, doc=d.doc, score=d.score, attrs=attrs or None, **_census_options(d))
+        return _adapter_chunks(d, study.census, attrs), None
+    return load_census(study.census, doc=d.doc, score=d.score, takes=tuple(takes), attrs=attrs or None,
+                       **_census_options(d))
+
+
+def _simulated_takes(study: Study, table: DocTable | None) -> tuple:
+    """The takes the study's simulations label: its drawn sample's (with a simulation block) and
+    ``planning.design``'s."""
+    takes = []
+    if table is not None and study.simulation is not None and study.design.sampling == "drawn":
+        takes.append(table.source.get("drawn_sample", {}).get("info", {}).get("take"))
+    if study.planning.design is not None:
+        takes.extend(study.planning.design.takes)
+    return tuple(takes)
 
 
 def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
@@ -188,15 +212,17 @@ def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
     return {"sampling": "two_stage", "fraction": float(np.mean(f2))}, sim.k or table.K
 
 
-def simulate_study(study: Study, table: DocTable, census: DocTable | None = None):
-    """Coverage simulation of the study's design on its census: ``(single, paired or None)``."""
+def simulate_study(study: Study, table: DocTable, census: DocTable | None = None, chunk_scores=None):
+    """Coverage simulation of the study's design on its census: ``(single, paired or None)``;
+    ``chunk_scores`` as :func:`load_study_census_and_scores` gives them with the census."""
     from .simulate import simulate, simulate_pairs
     if study.simulation is None:
         return None, None
-    census = census if census is not None else load_study_census(study)
+    if census is None:
+        census, chunk_scores = load_study_census_and_scores(study, table)
     sim = study.simulation
     if study.design.sampling == "drawn":
-        return _simulate_drawn(study, table, census), None
+        return _simulate_drawn(study, table, census, chunk_scores), None
     design, k = simulation_design(study, table)
     if design is not None and design["sampling"] == "stratified":
         design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
@@ -217,7 +243,7 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
     return single, paired
 
 
-def _simulate_drawn(study: Study, table: DocTable, census: DocTable):
+def _simulate_drawn(study: Study, table: DocTable, census: DocTable, chunk_scores=None):
     """The coverage of the study's own drawn design (as its manifest records it) on the census, the
     census being the frame; None when the manifest's JSON is missing or the simulation cannot run
     (a take of a continuous score)."""
@@ -233,20 +259,21 @@ def _simulate_drawn(study: Study, table: DocTable, census: DocTable):
     try:
         res = simulate_design(census, design=info["design"], k=int(info["k"]), reps=sim.reps, seed=sim.seed,
                               level=study.intervals.level, take=info.get("take"),
-                              chunk_scores=_chunk_scores(study, census, info.get("take")), **opts)
+                              chunk_scores=_chunk_scores(study, census, chunk_scores, info.get("take")),
+                              **opts)
     except ParameterError:
         return None
     return as_simulation_result(res, seed=sim.seed)
 
 
-def _chunk_scores(study: Study, census: DocTable, *takes):
-    """The census's chunk scores when a take of a continuous metric is simulated (else None)."""
-    import numpy as np
-    if all(m is None for m in takes) or census.q is None or _adapted(study.data.format):
+def _chunk_scores(study: Study, census: DocTable, chunk_scores, *takes):
+    """The census's chunk scores when a take of a continuous metric is simulated (else None): those read
+    with the census (``chunk_scores``), else read now."""
+    from .design_sim import census_chunk_scores, needs_chunk_scores
+    if _adapted(study.data.format) or not needs_chunk_scores(census, takes):
         return None
-    if np.array_equal(np.asarray(census.q), np.asarray(census.s)):
-        return None   # 0/1: the sums suffice
-    from .design_sim import census_chunk_scores
+    if chunk_scores is not None:
+        return chunk_scores
     return census_chunk_scores(census, study.census, doc=study.data.doc, score=study.data.score)
 
 
@@ -270,13 +297,13 @@ def strata_experiment(study: Study, census: DocTable):
     return plan, sim
 
 
-def design_plan_study(study: Study, table: DocTable, census: DocTable | None = None):
+def design_plan_study(study: Study, table: DocTable, census: DocTable | None = None, chunk_scores=None):
     """``planning.design``: the drawn designs compared by simulation (:func:`perdoc.design_plan.plan_designs`)
     at a label budget (default: the chunks labelled in this study), on the census when the params give
     one, else on a planning population over the frame made from this study as a pilot (a 0/1 metric).
     Returns the plan's dict (with ``basis``) or None without ``planning.design``."""
     import numpy as np
-    from .design_plan import plan_designs, planning_population
+    from .design_plan import pilot_tail, plan_designs, planning_population
     from ..errors import ParameterError
     spec = study.planning.design
     if spec is None:
@@ -284,7 +311,7 @@ def design_plan_study(study: Study, table: DocTable, census: DocTable | None = N
     budget = spec.budget if spec.budget is not None else float(np.sum(table.n)) * spec.cost_chunk + (
         table.K * spec.cost_doc)
     if census is not None:
-        population, basis = census, "census"
+        population, basis, tail = census, "census", None
     else:
         frame = load_study_frame(study)
         q = None if table.q is None else np.asarray(table.q, dtype=float)
@@ -294,10 +321,11 @@ def design_plan_study(study: Study, table: DocTable, census: DocTable | None = N
                                  "planning population (give census.path for a continuous score)")
         sizes = np.asarray(table.attrs["chunks_in_doc"], dtype=float) if "chunks_in_doc" in table.attrs else None
         population = planning_population(frame, table, sizes=sizes)
-        basis = "pilot"
+        basis, tail = "pilot", pilot_tail(frame, table, sizes=sizes)
     res = plan_designs(population, ks=spec.ks, designs=spec.designs, takes=spec.takes, budget=budget,
                        cost_doc=spec.cost_doc, cost_chunk=spec.cost_chunk, reps=spec.reps, seed=spec.seed,
-                       level=study.intervals.level, basis=basis,
-                       chunk_scores=None if census is None else _chunk_scores(study, census, *spec.takes))
+                       level=study.intervals.level, basis=basis, tail=tail,
+                       chunk_scores=None if census is None else _chunk_scores(study, census, chunk_scores,
+                                                                                 *spec.takes))
     res["budget_source"] = "params" if spec.budget is not None else "this study's labels"
     return res

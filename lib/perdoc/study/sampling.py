@@ -49,7 +49,8 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["DESIGNS", "ALLOCATIONS", "Sample", "draw_sample", "doc_takes", "brewer_probabilities", "brewer_draw",
+__all__ = ["DESIGNS", "ALLOCATIONS", "Sample", "draw_sample", "prepare_design", "PreparedDesign", "doc_takes", "take_sizes", "chunk_rate",
+           "brewer_probabilities", "brewer_draw",
            "residual_spread", "size_strata", "allocate", "certainty_cut"]
 
 DESIGNS = ("srs", "stratified", "pps", "certainty")
@@ -286,33 +287,86 @@ def draw_sample(frame, *, design: str, k: int, seed: int, take: int | None = Non
     """Draw a sample of documents (and, with ``take``, chunks) from ``frame`` (:class:`perdoc.frame.Frame`).
 
     See the module's docstring for the designs. ``k`` is the number of documents (of draws, with
-    replacement); ``seed`` makes the draw reproducible."""
+    replacement); ``seed`` makes the draw reproducible. (:func:`prepare_design`, then its
+    :meth:`PreparedDesign.draw`: what depends only on the frame and the design is worked out once.)"""
+    options = dict(design=design, k=k, take=take, strata=strata, allocation=allocation,
+                   with_replacement=with_replacement, remainder=remainder, certainty_size=certainty_size,
+                   cost_doc=cost_doc, cost_chunk=cost_chunk, icc=icc)
+    _check_draw(design, k, take, allocation=allocation, remainder=remainder, cost_doc=cost_doc,
+                cost_chunk=cost_chunk, icc=icc)
+    _rng(seed)   # (a bad seed is named before anything the frame decides)
+    return prepare_design(frame, **options).draw(seed)
+
+
+@dataclass(frozen=True)
+class PreparedDesign:
+    """A design on a frame with everything that does not depend on the random draw worked out: the
+    size strata and their allocation, the certainty documents and the cut, Brewer's probabilities.
+    :meth:`draw` draws one sample; every draw with the same seed is :func:`draw_sample`'s, bit for bit.
+    Built by :func:`prepare_design` (a coverage simulation draws many samples from one)."""
+
+    frame: object
+    n: np.ndarray               # the frame's sizes, as floats
+    k: int
+    take: int | None
+    info: dict                  # what every sample's info starts with (copied per draw)
+    kind: str                   # "srs", "stratified", "pps_wr" or "certainty" (pps without replacement too)
+    parts: tuple = ()           # per kind: what the draw needs (see prepare_design)
+
+    def draw(self, seed) -> Sample:
+        """One sample drawn with ``seed``."""
+        rng = _rng(seed)
+        info = {**self.info, "seed": int(seed)}   # (the keys keep the order draw_sample writes them in)
+        n, k = self.n, self.k
+        if self.kind == "srs":
+            rows = _draw_srs(n, k, rng, info)
+        elif self.kind == "stratified":
+            rows = _draw_stratified(n, rng, info, *self.parts)
+        elif self.kind == "pps_wr":
+            rows = _draw_pps_with_replacement(n, k, rng, info, *self.parts)
+        else:
+            rows = _draw_with_certainty(n, k, rng, info, *self.parts)
+        info["documents_drawn"] = len(set(rows[0].tolist()))   # (np.unique would import numpy.ma: 50 ms)
+        whole = rows[2] >= 1.0
+        if whole.any() and not info["with_replacement"] and not whole.all():
+            # the chance of being drawn per chunk of the documents not taken whole (times the take: a chunk's)
+            info["chunk_rate"] = chunk_rate(np.count_nonzero(~whole), n.sum(), n[rows[0][whole]].sum())
+        take = self.take
+        info["labels"] = (int(n[rows[0]].sum()) if take is None
+                          else int(doc_takes(n[rows[0]], rows[2], take, info).sum()))
+        return _finish(self.frame, rows, take, rng, info)
+
+
+def prepare_design(frame, *, design: str, k: int, take: int | None = None, strata: int = 4,
+                   allocation: str = "neyman", with_replacement: bool = False, remainder: str = "srs",
+                   certainty_size: float | None = None, cost_doc: float = 1.0, cost_chunk: float = 0.0,
+                   icc: float = DEFAULT_ICC) -> PreparedDesign:
+    """The design on ``frame`` ready to draw from (:class:`PreparedDesign`); the arguments are
+    :func:`draw_sample`'s but the seed."""
     k = _check_draw(design, k, take, allocation=allocation, remainder=remainder, cost_doc=cost_doc,
                     cost_chunk=cost_chunk, icc=icc)
-    rng = _rng(seed)
     n = np.asarray(frame.n, dtype=float)
     M = n.size
     if not (with_replacement and design == "pps") and k > M:
         raise ParameterError(f"--k {k} exceeds the {M:,} documents of the frame")
-    info = {"design": design, "k": k, "take": take, "seed": int(seed), "documents_in_frame": M,
+    info = {"design": design, "k": k, "take": take, "seed": None, "documents_in_frame": M,
             "chunks_in_frame": int(n.sum()), "with_replacement": bool(with_replacement and design == "pps")}
     if design == "srs":
-        rows = _draw_srs(n, k, rng, info)
+        kind, parts = "srs", ()
+        info["strata"] = {"all": {"documents": M, "drawn": k, "chunks": int(n.sum()), "selection": "srs"}}
     elif design == "stratified":
-        rows = _draw_stratified(n, k, take, rng, info, strata=strata, allocation=allocation, cost_doc=cost_doc,
-                                cost_chunk=cost_chunk, icc=icc)
+        kind = "stratified"
+        parts = _prepare_stratified(n, k, take, info, strata=strata, allocation=allocation, cost_doc=cost_doc,
+                                    cost_chunk=cost_chunk, icc=icc)
     elif design == "pps" and with_replacement:
-        rows = _draw_pps_with_replacement(n, k, rng, info)
+        kind, parts = "pps_wr", (n / n.sum(),)
+        info["strata"] = {"pps": {"documents": M, "drawn": k, "chunks": int(n.sum()),
+                                  "selection": "pps with replacement"}}
     else:
-        rows = _draw_with_certainty(n, k, rng, info, design=design, remainder=remainder,
-                                    certainty_size=certainty_size, icc=icc)
-    info["documents_drawn"] = len(set(rows[0].tolist()))   # (np.unique would import numpy.ma: 50 ms)
-    whole = rows[2] >= 1.0
-    if whole.any() and not info["with_replacement"] and not whole.all():
-        # the chance of being drawn per chunk of the documents not taken whole (times the take: a chunk's)
-        info["chunk_rate"] = float(np.count_nonzero(~whole) / (n.sum() - n[rows[0][whole]].sum()))
-    info["labels"] = int(n[rows[0]].sum()) if take is None else int(doc_takes(n[rows[0]], rows[2], take, info).sum())
-    return _finish(frame, rows, take, rng, info)
+        kind = "certainty"
+        parts = _prepare_with_certainty(n, k, info, design=design, remainder=remainder,
+                                        certainty_size=certainty_size, icc=icc)
+    return PreparedDesign(frame=frame, n=n, k=k, take=take, info=info, kind=kind, parts=parts)
 
 
 def _check_draw(design: str, k, take, *, allocation: str, remainder: str, cost_doc, cost_chunk, icc) -> int:
@@ -342,12 +396,13 @@ def _draw_srs(n, k: int, rng, info: dict):
     """A simple random sample of ``k`` documents without replacement (one stratum, ``all``)."""
     M = n.size
     idx = np.sort(rng.choice(M, size=k, replace=False))
-    info["strata"] = {"all": {"documents": M, "drawn": k, "chunks": int(n.sum()), "selection": "srs"}}
+    info["strata"] = {name: dict(st) for name, st in info["strata"].items()}
     return _rows(idx, np.full(idx.size, "all", dtype=object), np.full(idx.size, k / M), None)
 
 
-def _draw_stratified(n, k: int, take, rng, info: dict, *, strata, allocation: str, cost_doc, cost_chunk, icc):
-    """Size strata, ``k`` allocated across them, and an SRS within each (``info``: the strata, the allocation)."""
+def _prepare_stratified(n, k: int, take, info: dict, *, strata, allocation: str, cost_doc, cost_chunk, icc):
+    """Size strata and ``k`` allocated across them (``info``: the strata, the allocation): ``(members of
+    each stratum, its name, its k_h, its inclusion probability)`` for :func:`_draw_stratified`."""
     if not (isinstance(strata, (int, np.integer)) and 1 <= strata <= MAX_STRATA):
         raise ParameterError(f"--strata must be a whole number from 1 to {MAX_STRATA}, got {strata!r}")
     h = size_strata(n, min(int(strata), max(k // 2, 1)))
@@ -359,43 +414,108 @@ def _draw_stratified(n, k: int, take, rng, info: dict, *, strata, allocation: st
     elif allocation == "neyman":
         weight = M_h * S_h
     else:
-        labelled = n if take is None else np.minimum(n, take)   # (anticipated, for cost-optimal strata)
-        c_h = np.array([cost_doc + cost_chunk * labelled[h == j].mean() for j in range(H)])
-        weight = M_h * S_h / np.sqrt(c_h)
-    k_h = allocate(k, M_h, weight)
+        weight = None
+    k_h = (_cost_allocation(n, h, k, M_h, S_h, take, cost_doc=cost_doc, cost_chunk=cost_chunk, icc=icc)
+           if weight is None else allocate(k, M_h, weight))
     names = _stratum_names(n, h, H)
     parts = []
     info["strata"] = {}
     for j in range(H):
         members = np.flatnonzero(h == j)
-        pick = np.sort(rng.choice(members, size=int(k_h[j]), replace=False))
-        parts.append((pick, names[j], k_h[j] / M_h[j]))
+        parts.append((members, names[j], int(k_h[j]), k_h[j] / M_h[j]))
         info["strata"][names[j]] = {"documents": int(M_h[j]), "drawn": int(k_h[j]),
                                     "chunks": int(n[members].sum()), "min_size": int(n[members].min()),
                                     "max_size": int(n[members].max()), "selection": "srs"}
-    idx = np.concatenate([p[0] for p in parts])
-    rows = _rows(idx, np.concatenate([np.full(p[0].size, p[1], dtype=object) for p in parts]),
-                 np.concatenate([np.full(p[0].size, p[2]) for p in parts]), None)
     info["allocation"] = allocation
-    return rows
+    return tuple(parts)
 
 
-def _draw_pps_with_replacement(n, k: int, rng, info: dict):
-    """``k`` independent draws with probability ``n_d / N`` (a document drawn twice: two draws)."""
+def _draw_stratified(n, rng, info: dict, *strata):
+    """An SRS within each stratum of :func:`_prepare_stratified` (``strata``)."""
+    parts = []
+    for members, name, k_j, prob in strata:
+        pick = np.sort(rng.choice(members, size=k_j, replace=False))
+        parts.append((pick, name, prob))
+    info["strata"] = {name: dict(st) for name, st in info["strata"].items()}
+    idx = np.concatenate([p[0] for p in parts])
+    return _rows(idx, np.concatenate([np.full(p[0].size, p[1], dtype=object) for p in parts]),
+                 np.concatenate([np.full(p[0].size, p[2]) for p in parts]), None)
+
+
+def _cost_allocation(n, h, k: int, M_h, S_h, take, *, cost_doc, cost_chunk, icc) -> np.ndarray:
+    """The cost-optimal allocation of ``k`` across the size strata ``h`` (``k_h`` proportional to
+    ``M_h S_h / sqrt(c_h)``), ``c_h`` being a document's cost with the labels the draw will take in it:
+    all its chunks without a take; with one, :func:`take_sizes` (what :func:`doc_takes` gives the drawn
+    sample): ``min(n_d, take)`` in a stratum drawn in part, more in a stratum drawn whole, at the chunk
+    rate the allocation gives. Which strata are drawn whole follows from the allocation, so the two are
+    iterated until they agree. They need not: a stratum of large documents drawn whole at the cheap
+    anticipation can fall short of whole at its whole-stratum cost, and then it labels ``min(n_d,
+    take)`` again. Then, of the allocations met on the way, the one with the smallest anticipated
+    variance times cost (each at the labels its own draw takes, :func:`_variance_times_cost`) is kept."""
+    H = M_h.size
+
+    def allocation(whole_h, k_h):
+        labelled = n if take is None else _anticipated_labels(n, h, whole_h, k_h, take)
+        c_h = np.array([cost_doc + cost_chunk * labelled[h == j].mean() for j in range(H)])
+        return allocate(k, M_h, M_h * S_h / np.sqrt(c_h))
+
+    k_h = allocation(np.zeros(H, dtype=bool), None)   # every document anticipated at min(n_d, take)
+    if take is None:
+        return k_h
+    tried = [k_h]
+    for _ in range(4 * H):
+        nxt = allocation(k_h >= M_h, k_h)
+        if np.array_equal(nxt, k_h):
+            return k_h   # the allocation agrees with the labels it anticipated
+        if any(np.array_equal(nxt, kk) for kk in tried):
+            break        # a cycle: no allocation agrees with its own anticipation
+        tried.append(nxt)
+        k_h = nxt
+    score = [_variance_times_cost(n, h, kk, M_h, S_h, take, cost_doc=cost_doc, cost_chunk=cost_chunk, icc=icc)
+             for kk in tried]
+    return tried[int(np.argmin(score))]
+
+
+def _variance_times_cost(n, h, k_h, M_h, S_h, take: int, *, cost_doc, cost_chunk, icc) -> float:
+    """The anticipated variance of the micro total under the allocation ``k_h`` with a take, times its
+    expected cost: between documents ``sum_h M_h^2 (1/k_h - 1/M_h) S_h^2`` (:func:`residual_spread`'s
+    units), within them ``sum_h (M_h/k_h) sum_d n_d^2 (1/m_d - 1/n_d) (1 - icc)`` (m_d chunks of n_d
+    drawn without replacement), the labels ``m_d`` being those the draw takes (:func:`take_sizes`)."""
+    m = _anticipated_labels(n, h, k_h >= M_h, k_h, take).astype(float)
+    k = np.asarray(k_h, dtype=float)
+    between = float(np.sum(M_h * M_h * (1.0 / k - 1.0 / M_h) * S_h * S_h))
+    within_d = n * n * (1.0 / m - 1.0 / n) * (1.0 - icc)
+    within = float(np.sum((M_h / k) * np.bincount(h, weights=within_d, minlength=M_h.size)))
+    cost = float(np.sum(k * (cost_doc + cost_chunk * np.bincount(h, weights=m, minlength=M_h.size) / M_h)))
+    return (between + within) * cost
+
+
+def _anticipated_labels(n, h, whole_h, k_h, take: int) -> np.ndarray:
+    """Labels per frame document under a take when the strata ``whole_h`` are drawn whole and the others
+    draw ``k_h`` documents (:func:`take_sizes`, at the chunk rate of :func:`chunk_rate`)."""
+    whole = whole_h[h]
+    rate = None
+    if whole.any() and not whole.all():
+        rate = chunk_rate(int(np.asarray(k_h)[~whole_h].sum()), n.sum(), n[whole].sum())
+    return take_sizes(n, whole, take, rate)
+
+
+def _draw_pps_with_replacement(n, k: int, rng, info: dict, p):
+    """``k`` independent draws with probability ``p = n_d / N`` (a document drawn twice: two draws)."""
     M = n.size
-    p = n / n.sum()
     picks = np.sort(rng.choice(M, size=k, replace=True, p=p))
     uniq, counts = np.unique(picks, return_counts=True)
     draws = np.concatenate([np.arange(1, c + 1) for c in counts])
     idx = np.repeat(uniq, counts)
-    info["strata"] = {"pps": {"documents": M, "drawn": k, "chunks": int(n.sum()),
-                              "selection": "pps with replacement"}}
+    info["strata"] = {name: dict(st) for name, st in info["strata"].items()}
     return _rows(idx, np.full(idx.size, "pps", dtype=object), k * p[idx], draws)
 
 
-def _draw_with_certainty(n, k: int, rng, info: dict, *, design: str, remainder: str, certainty_size, icc):
-    """The pps and certainty designs: the documents taken with certainty, then an SRS or a PPS (Brewer)
-    of the rest (``info``: both strata, and what a take of the certainty documents needs)."""
+def _prepare_with_certainty(n, k: int, info: dict, *, design: str, remainder: str, certainty_size, icc):
+    """The pps and certainty designs: the documents taken with certainty, and how the rest is drawn
+    (``info``: both strata, and what a take of the certainty documents needs). Returns ``(certainty
+    documents, the rest, k of the rest, the rest's inclusion probabilities, whether by PPS, the rest's
+    stratum name)`` for :func:`_draw_with_certainty`."""
     certain = _certain(n, k, design=design, remainder=remainder, certainty_size=certainty_size, icc=icc)
     use_pps = design == "pps" or remainder == "pps"
     rest = np.flatnonzero(~certain)
@@ -408,6 +528,26 @@ def _draw_with_certainty(n, k: int, rng, info: dict, *, design: str, remainder: 
         pi_rest = pi_rest[~certain_rest]
     else:
         pi_rest = np.full(rest.size, k_rest / max(rest.size, 1))
+    cert_idx = np.flatnonzero(certain)
+    rest_name = "pps" if use_pps else "srs"
+    info["strata"] = {}
+    if cert_idx.size:
+        info["strata"]["certainty"] = {"documents": int(cert_idx.size), "drawn": int(cert_idx.size),
+                                       "chunks": int(n[cert_idx].sum()), "min_size": int(n[cert_idx].min()),
+                                       "selection": "all (take-all stratum)"}
+    drawn = k_rest if (k_rest > 0 and rest.size) else 0
+    info["strata"][rest_name] = {"documents": int(rest.size), "drawn": int(drawn),
+                                 "chunks": int(n[rest].sum()),
+                                 "selection": "pps without replacement (Brewer)" if use_pps else "srs"}
+    if design == "certainty":
+        info["remainder"] = remainder
+        info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
+    return cert_idx, rest, k_rest, pi_rest, use_pps, rest_name
+
+
+def _draw_with_certainty(n, k: int, rng, info: dict, cert_idx, rest, k_rest, pi_rest, use_pps, rest_name):
+    """The documents taken with certainty, then an SRS or a PPS (Brewer) of the rest
+    (:func:`_prepare_with_certainty`)."""
     if k_rest > 0 and rest.size:
         if use_pps:
             drawn = brewer_draw(pi_rest, rng)
@@ -418,23 +558,10 @@ def _draw_with_certainty(n, k: int, rng, info: dict, *, design: str, remainder: 
             rest_prob = np.full(pick.size, k_rest / rest.size)
     else:
         pick, rest_prob = np.zeros(0, dtype=np.int64), np.zeros(0)
-    cert_idx = np.flatnonzero(certain)
-    rest_name = "pps" if use_pps else "srs"
+    info["strata"] = {name: dict(st) for name, st in info["strata"].items()}
     idx = np.concatenate([cert_idx, pick])
-    rows = _rows(idx, np.array(["certainty"] * cert_idx.size + [rest_name] * pick.size, dtype=object),
+    return _rows(idx, np.array(["certainty"] * cert_idx.size + [rest_name] * pick.size, dtype=object),
                  np.concatenate([np.ones(cert_idx.size), rest_prob]), None)
-    info["strata"] = {}
-    if cert_idx.size:
-        info["strata"]["certainty"] = {"documents": int(cert_idx.size), "drawn": int(cert_idx.size),
-                                       "chunks": int(n[cert_idx].sum()), "min_size": int(n[cert_idx].min()),
-                                       "selection": "all (take-all stratum)"}
-    info["strata"][rest_name] = {"documents": int(rest.size), "drawn": int(pick.size),
-                                 "chunks": int(n[rest].sum()),
-                                 "selection": "pps without replacement (Brewer)" if use_pps else "srs"}
-    if design == "certainty":
-        info["remainder"] = remainder
-        info["certainty_size"] = None if not cert_idx.size else int(n[cert_idx].min())
-    return rows
 
 
 def _certain(n, k: int, *, design: str, remainder: str, certainty_size, icc) -> np.ndarray:
@@ -459,17 +586,31 @@ def _certain(n, k: int, *, design: str, remainder: str, certainty_size, icc) -> 
 
 def doc_takes(n, prob, take: int, info: dict) -> np.ndarray:
     """Chunks to label in each drawn document (rows of a sample: sizes ``n``, inclusion probabilities
-    ``prob``) under a take of ``take``: ``min(n_d, take)``, except that a document taken whole (``prob``
-    1; ``info["chunk_rate"]`` set by :func:`draw_sample`) takes ``min(n_d, max(take, ceil(take *
-    chunk_rate * n_d)))``, so that its chunks have the mean chance of the other chunks."""
+    ``prob``) under a take of ``take``: :func:`take_sizes`, the documents taken whole being those of
+    ``prob`` 1, at ``info["chunk_rate"]`` (set by :func:`draw_sample`)."""
+    return take_sizes(n, np.asarray(prob, dtype=float) >= 1.0, take, info.get("chunk_rate"))
+
+
+def take_sizes(n, whole, take: int, rate) -> np.ndarray:
+    """Chunks to label in documents of sizes ``n`` under a take of ``take``: ``min(n_d, take)``, except
+    that a document taken whole (``whole``) takes ``min(n_d, max(take, ceil(take * rate * n_d)))`` when
+    ``rate`` (:func:`chunk_rate`) is given, so that its chunks have the mean chance of the other chunks.
+    The one rule for the labels per document: the draw (:func:`doc_takes`) and the cost-optimal
+    allocation that anticipates it both use it."""
     n = np.asarray(n, dtype=np.int64)
     m = np.minimum(n, int(take))
-    rate = info.get("chunk_rate")
     if rate:
-        cert = np.asarray(prob, dtype=float) >= 1.0
+        cert = np.asarray(whole, dtype=bool)
         want = np.ceil(int(take) * float(rate) * n[cert] - 1e-9).astype(np.int64)
         m[cert] = np.minimum(n[cert], np.maximum(int(take), want))
     return m
+
+
+def chunk_rate(drawn_rest, chunks, chunks_whole) -> float:
+    """The chance of being drawn per chunk of the documents not taken whole: the ``drawn_rest`` documents
+    drawn among them over their chunks (all ``chunks`` of the frame but the ``chunks_whole`` of the
+    documents taken whole)."""
+    return float(drawn_rest / (chunks - chunks_whole))
 
 
 def _largest(n, c: int) -> np.ndarray:
