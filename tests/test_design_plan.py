@@ -235,3 +235,28 @@ def test_cli_plan_from_a_pilot_says_what_it_never_saw(tmp_path, capsys):
     assert "never saw" in out and "(pps) are recommended" in out
     assert main([*args[:-6], "--designs", "srs", "--take", "5", "--reps", "20"]) == 0
     assert "only --designs pps can be recommended" in capsys.readouterr().out
+
+
+def test_report_plan_from_the_study_as_pilot_carries_the_tail(tmp_path):
+    """planning.design with design.frame and no census: this study's labels make the planning
+    population; the plan carries what the study never saw (pilot_tail), honours it, and the report's
+    planning section says so."""
+    import json
+    import re
+    from pathlib import Path
+    from perdoc.report.build import build_report
+    root = Path(__file__).resolve().parents[1] / "data" / "example"
+    p = tmp_path / "p.yaml"
+    p.write_text(f"name: p\ndata: {{path: {root / 'sample.csv'}, doc: doc_id, score: bm25}}\n"
+                 f"design: {{population: x, sampling: srs, frame: {root / 'frame.csv'}}}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n"
+                 "planning: {design: {designs: [srs, pps], takes: [5], ks: [10, 20], reps: 20}}\n", encoding="utf-8")
+    html = build_report(p, tmp_path / "out").read_text(encoding="utf-8")
+    res = json.loads((tmp_path / "out" / "p" / "summary.json").read_text())["planning_design"]
+    tail = res["pilot_tail"]
+    # the example's 20 documents: the longest has 177 chunks, 42 of the frame's 1,300 are longer
+    assert res["basis"] == "pilot" and tail["longest_pilot"] == 177 and tail["documents_beyond"] == 42
+    assert tail["restrict"] and tail["share"] > tail["threshold"]
+    assert res["recommended"] is None or res["recommended"]["design"] == "pps"
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    assert "42 longer documents it never saw" in text and "Traceback" not in html
