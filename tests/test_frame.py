@@ -399,7 +399,8 @@ def test_policy_frame_rank_gives_way_when_it_has_no_interval():
 
 def test_with_a_frame_the_micro_headline_is_design_consistent(tmp_path):
     """With a frame and no census the micro headline is no longer a prediction: the frame-aware
-    methods are alternatives, and the pseudo-population check runs as it does without a frame."""
+    methods are alternatives, and the pseudo-population check runs as it does without a frame (shown
+    beside the headline; it never chooses it: perdoc.policy.lead)."""
     from perdoc.report import build as report
     from perdoc.params import load_params
     c = synthetic_census(size_sigma=1.5, size_rate_corr=-0.5, documents=120, seed=5)
@@ -420,7 +421,9 @@ def test_with_a_frame_the_micro_headline_is_design_consistent(tmp_path):
         a = report._compute_analysis(load_params(p))
         assert not report.frame_leads(a.estimates, kind)
         assert not a.headline.interval.method.startswith(("frame_", "logit_frame_"))
-        assert a.pseudo_simulation is not None and a.headline.basis == "pseudo-population"
+        assert a.pseudo_simulation is not None and a.headline.basis == "none"
+        from perdoc.policy import default_method
+        assert a.headline.interval.method == default_method(a.estimates, kind)
 
 
 def test_frame_logit_interval_of_a_single_sample_with_a_scale_exponent():

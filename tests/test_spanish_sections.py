@@ -26,7 +26,7 @@ TITLES = {"01": ("Study design", "Diseño del estudio"), "02": ("Estimand", "Est
 ENGLISH_MARKERS = {
     "01": ["The declared design", "Documents and their sizes", "Sampling design", "Documents sampled, K",
            "The finite population correction is applied", "The five largest documents", "Half of the documents",
-           "Kind of metric", "inferred from the data", "simple random sample of", "This notebook reads"],
+           "Kind of metric", "inferred from the data", "simple random sample of", "This section reads"],
     "02": ["The declared estimand", "Declared estimand:", "question it answers", "Why the two means differ",
            "Micro minus macro", "rate of a chunk drawn at random", "two different averages"],
     "04": ["micro mean:", "Checked by the paired simulation", "documents tied exactly",
@@ -38,7 +38,8 @@ ENGLISH_MARKERS = {
            "effective df", "a Wald interval on the effective n", "diagnostics only", "rate quantiles", "replicates"],
 }
 SPANISH_MARKERS = {
-    "01": ["El diseño declarado", "Diseño muestral", "muestra aleatoria simple de 20 de 1300 documentos",
+    "01": ["Esta sección lee", "El diseño declarado", "Diseño muestral",
+           "muestra aleatoria simple de 20 de 1300 documentos",
            "Se aplica la corrección por población finita", "Los cinco documentos más grandes"],
     "02": ["El estimando declarado", "Estimando declarado: media micro.", "Micro menos macro: +"],
     "04": ["media micro: +", "intervalo de confianza", "documentos con empate exacto", "Diferencia micro:",
@@ -173,3 +174,12 @@ def test_english_report_unchanged_in_substance(en, built):
     assert "population_design" in k and "[default] The index is fixed" in k
     for word in ("Diseño", "media micro", "por defecto", "Comprobado", "indicado"):
         assert word not in d + e + c + k
+
+
+def test_checklist_section_cites_the_method_source(es, en):
+    from perdoc.report.checklist import METHOD_SOURCE, method_source
+    for text, lang in ((en["Reporting checklist"], "en"), (es["Lista de comprobación del informe"], "es")):
+        assert METHOD_SOURCE["author"] in text and METHOD_SOURCE["title"] in text
+        assert method_source(lang) in text
+    assert "(in Spanish)" in en["Reporting checklist"]
+    assert "(in Spanish)" not in es["Lista de comprobación del informe"]

@@ -172,9 +172,12 @@ def test_census_and_pseudo_population():
     assert "census" in [w["code"] for w in facts["warnings"]]
     assert "a census: every document of the population" in parse(summary_box(a)).rows["Sample"]
     b = analyse(DEGENERATE / "one_big.yaml")
-    assert b.headline.basis == "pseudo-population"
-    assert parse(summary_box(b)).rows["Checked by simulation"].startswith(
-        "yes, on a pseudo-population built from this sample (weaker evidence than a census)")
+    # the pseudo-population check qualifies the default; it never chooses the headline (perdoc.policy.lead)
+    assert b.headline.basis == "none" and b.pseudo_simulation is not None
+    row = parse(summary_box(b)).rows["Checked by simulation"]
+    assert row.startswith("no: no census was given") and "On a pseudo-population built from this sample" in row
+    ps = summary_facts(b)["check"]["pseudo_population"]
+    assert ps["reps"] == b.pseudo_simulation.reps and 0.0 <= ps["coverage"] <= 1.0
 
 
 @pytest.mark.parametrize("params, words", [("stratified.yaml", "a stratified sample (2 strata)"),

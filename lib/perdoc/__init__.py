@@ -73,6 +73,7 @@ from .methods.results import ConfidenceInterval, Diagnostics, Estimates, Interva
 from .reading.table import DocTable, Exclusion  # noqa: E402
 from .study.compare import Comparison, PairTable, compare  # noqa: E402
 from .study.estimate import estimate, estimate_design  # noqa: E402
+from .study.policy import Headline, lead  # noqa: E402
 
 # perdoc.estimate and perdoc.compare are the functions; their modules' old names point at the modules
 # already loaded, so importing them later cannot rebind the functions' names
@@ -83,7 +84,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DocTable", "Exclusion", "estimate", "estimate_design", "load_chunks", "load_docs", "load_pairs",
-    "PairTable", "Comparison", "compare",
+    "PairTable", "Comparison", "compare", "lead", "Headline",
     "Estimates", "Interval", "ConfidenceInterval", "Diagnostics",
     "PerdocError", "InputError", "DataFileError", "ColumnError", "ParameterError",
 ]

@@ -46,9 +46,13 @@ def _add_estimate_parser(sub) -> None:
                        description="Estimate the micro and macro means of one system from per-chunk "
                                    "(or per-query) rows, or from a per-document table (--n/--s).")
     e.add_argument("data", nargs="?",
-                   help="CSV, Parquet or JSON Lines file, '-' for standard input (with --format), or use --params")
+                   help="CSV, TSV, Parquet or JSON Lines file, an inspect_ai .eval log (or another --format), "
+                        "'-' for standard input (with --format), or use --params")
     e.add_argument("--params", metavar="FILE",
                    help="a params YAML: data, columns, design (srs, census, stratified, two_stage) and intervals")
+    e.add_argument("--skip-simulation", action="store_true",
+                   help="with --params and a census: do not run the census simulation that chooses the leading "
+                        "interval (as perdoc report does); the panel's default then leads, marked not checked")
     e.add_argument("--doc", help="document id column")
     e.add_argument("--score", help="score column of per-chunk rows (0/1 or any number)")
     e.add_argument("--n", dest="n_col", help="pre-aggregated input: column with n_d")
@@ -83,9 +87,9 @@ def _add_compare_parser(sub) -> None:
                        description="Paired comparison of two score columns on the same rows: per-document "
                                    "differences, every interval method, correlation, ties and a "
                                    "document-level sign-flip randomization test.")
-    c.add_argument("data", nargs="?", help="CSV, Parquet or JSON Lines file, one row per chunk (or query); "
-                                           "'-' for standard input (with --format); none with --backend "
-                                           "or --trec-run")
+    c.add_argument("data", nargs="?", help="CSV, TSV, Parquet or JSON Lines file, one row per chunk (or query), "
+                                           "or an inspect_ai .eval log (or another --format); '-' for standard "
+                                           "input (with --format); none with --backend or --trec-run")
     c.add_argument("--doc", help="document id column (a dotted path with an evaluation-framework --format)")
     c.add_argument("--score", metavar="A", help="score column of system A")
     c.add_argument("--vs", metavar="B", help="score column of system B")
@@ -188,7 +192,13 @@ def _add_report_parser(sub) -> None:
                         "params file only; default: that name)")
 
 
-FORMATS = ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq", "inspect", "lm-eval", "ragas", "deepeval")
+def _formats():
+    from .reading import formats
+    return formats
+
+
+#: The values of --format, from the one registry of formats (perdoc.reading.formats).
+FORMATS = _formats().choices()
 
 
 def _add_trec_flags(p, compare: bool = False) -> None:
@@ -226,8 +236,9 @@ def _trec_args(args, compare: bool = False) -> bool:
 
 def _adapted_input(args, compare: bool = False):
     """The table (pairs with ``compare``) read by an evaluation-framework adapter or from TREC runs,
-    or None when neither --trec-run nor an adapter --format is given."""
-    from .reading import adapted, adapters
+    or None when neither --trec-run nor an adapter's format is given (--format, else DATA's extension:
+    a .eval file is an inspect_ai log)."""
+    from .reading import adapted
     from .errors import ParameterError
     opts = {"metric": args.metric, "allow_similar_ids": args.allow_similar_ids}
     if _trec_args(args, compare):
@@ -237,20 +248,23 @@ def _adapted_input(args, compare: bool = False):
                                      "judged queries (a query a run does not rank scores 0)")
             return adapted.load_trec_pairs(args.trec_run, args.vs_run, args.qrels, args.measure, args.doc_map, **opts)
         return adapted.load_trec(args.trec_run, args.qrels, args.measure, args.doc_map, **opts)
-    if not adapters.is_adapter(args.format):
+    fmt = _formats().adapter_for(args.data, args.format)   # --format, else DATA's extension (.eval: inspect)
+    if fmt is None:
         return None
+    what = f"--format {args.format}" if args.format is not None else \
+        f"{args.data} (format {fmt}, from its extension)"
     need = (("DATA", args.data), ("--doc", args.doc), ("--score", args.score)) + ((("--vs", args.vs),) if compare
                                                                                   else ())
     missing = [f for f, v in need if v is None]
     if missing:
-        raise ParameterError(f"--format {args.format} needs {', '.join(missing)} (fields by dotted path, e.g. "
+        raise ParameterError(f"{what} needs {', '.join(missing)} (fields by dotted path, e.g. "
                              "--doc metadata.doc_id --score match)")
     if compare:
-        return adapted.load_pairs(args.data, args.format, doc=args.doc, a=args.score, b=args.vs,
-                                   unpaired=args.unpaired, **opts)
+        return adapted.load_pairs(args.data, fmt, doc=args.doc, a=args.score, b=args.vs,
+                                  unpaired=args.unpaired, **opts)
     if any(v is not None for v in (args.n_col, args.s_col, args.q_col)):
-        raise ParameterError(f"--format {args.format} reads per-sample results: give --doc and --score, not --n/--s/--q")
-    return adapted.load_chunks(args.data, args.format, doc=args.doc, score=args.score, **opts)
+        raise ParameterError(f"{what} reads per-sample results: give --doc and --score, not --n/--s/--q")
+    return adapted.load_chunks(args.data, fmt, doc=args.doc, score=args.score, **opts)
 METRICS = ("binary", "proportion", "score")
 
 
@@ -258,7 +272,8 @@ def _add_input_flags(p, census: bool = False) -> None:
     """--format, --metric and --allow-similar-ids: how to read the data and what to check in it."""
     what = "the census" if census else "the data"
     p.add_argument("--format", type=str.lower, choices=FORMATS, default=None,
-                   help=f"format of {what} (default: from the file name; needed for '-' and pipes)")
+                   help=f"format of {what} (default: told by the file name's extension: "
+                        f"{_formats().extensions()}; needed for '-' and pipes)")
     p.add_argument("--metric", type=str.lower, choices=METRICS, default=None,
                    help="declare the metric: binary (only 0/1), proportion (in [0, 1]) or score (any number); "
                         "values that break it are refused (default: inferred and reported)")
@@ -354,6 +369,9 @@ def _estimate(args) -> int:
 
     if args.params is not None:
         return _estimate_params(args)
+    if args.skip_simulation:
+        from .errors import ParameterError
+        raise ParameterError("--skip-simulation goes with --params: only a params file's census is simulated")
     if args.sample is not None:
         from .cli_sample import run_estimate_sample
         return run_estimate_sample(args, format_estimates, _print_text)
@@ -437,19 +455,43 @@ def _estimate_params(args) -> int:
     result = estimate_study(study, table)
     if args.write_table:
         write_table(table, args.write_table, doc_name=study.data.doc)
-    _print_estimates(args, result, table, study.data.aggregated)
+    simulation = None if args.skip_simulation else _study_simulation(study, table)
+    from .study.policy import lead, with_lead
+    kind = study.estimand.kind
+    h = lead(result, kind, simulation)
+    result = with_lead(result, {h.interval.estimand: h.interval.method})
+    _print_estimates(args, result, table, study.data.aggregated, {kind: h})
     return 0
 
 
-def _print_estimates(args, result, table, aggregated) -> None:
+def _study_simulation(study, table):
+    """The census simulation a report of ``study`` runs (None without a census), with a line on
+    standard error while it runs: the CLI leads with what it supports, as the report does."""
+    from .study.run import simulate_study
+    if study.census is None or study.simulation is None:
+        return None
+    print(f"perdoc estimate: checking the intervals on the census ({study.simulation.reps:,} simulated samples; "
+          "--skip-simulation leaves them unchecked)...", file=sys.stderr, flush=True)
+    simulation, _ = simulate_study(study, table, paired=False)
+    return simulation
+
+
+def _print_estimates(args, result, table, aggregated, headlines: dict | None = None) -> None:
+    """``headlines``: {kind: Headline} of :func:`perdoc.policy.lead` (default: both means, not checked);
+    the first of them is the JSON's ``headline``, all of them its ``headlines``."""
+    from .study.policy import lead
+    if headlines is None:
+        headlines = {kind: lead(result, kind) for kind in ("micro", "macro")}
     if args.json:
         out = result.to_dict()
+        out["headline"] = next(iter(headlines.values())).to_dict()
+        out["headlines"] = {kind: h.to_dict() for kind, h in headlines.items()}
         out["input"] = {k: v for k, v in table.source.items()}
         out["input"]["aggregated"] = aggregated
         out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in table.exclusions]
         print(json.dumps(out, indent=2, sort_keys=False))
     else:
-        _print_text(format_estimates(result, table))
+        _print_text(format_estimates(result, table, headlines))
 
 
 def _compare(args) -> int:
@@ -831,13 +873,19 @@ def _source_name(source: dict) -> str:
     return "<data>"
 
 
-def format_estimates(result, table) -> str:
-    """A readable plain-text table of every estimate and interval."""
+def format_estimates(result, table, headlines: dict | None = None) -> str:
+    """A readable plain-text table of every estimate and interval, led by the interval of
+    :func:`perdoc.policy.lead` for each estimand in ``headlines`` ({kind: Headline}; default: both
+    means, not checked by simulation)."""
+    from .study.policy import lead
+    if headlines is None:
+        headlines = {kind: lead(result, kind) for kind in ("micro", "macro")}
     lines = []
     lines.append(f"perdoc estimate: {_source_name(table.source)}")
     lines.append(f"K = {result.K} documents, N = {result.N:g} measurements, level = {result.level:g}"
                  + (f", population M = {result.population_size}" if result.population_size else ""))
     lines.append("")
+    lines += headline_lines(headlines, result.level)
     for estimand, est in (("micro", result.micro_estimate), ("macro", result.macro_estimate)):
         title = ("micro mean (rate of a randomly drawn chunk)" if estimand == "micro"
                  else "macro mean (rate in a typical document)")
@@ -859,8 +907,9 @@ def format_estimates(result, table) -> str:
                 extra = "  <- baseline, shown to warn"
             elif iv.extra.get("degenerate_fraction"):
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
-            if iv.role == "primary":
-                extra += "  <- primary (the default the coverage panel supports)"
+            h = headlines.get(estimand)
+            if h is not None and (h.interval.estimand, h.interval.method) == (iv.estimand, iv.method):
+                extra += "  <- leads" + ("" if h.basis == "census" else " (the default the coverage panel supports)")
             if len(pieces) > 1:
                 extra += "  <- not an interval: the set has several pieces"
             if iv.out_of_range:
@@ -883,6 +932,34 @@ def format_estimates(result, table) -> str:
     lines += _input_notes(table.source)
     lines += _exclusion_lines(table.exclusions)
     return "\n".join(lines)
+
+
+def headline_lines(headlines: dict, level: float) -> list[str]:
+    """The answer first, in words: for each estimand, the leading interval (:func:`perdoc.policy.lead`)
+    and what chose it -- the same interval and reason a report of the same inputs leads with."""
+    names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
+    out = []
+    for kind, h in headlines.items():
+        iv = h.interval
+        est = "" if iv.estimate is None else f"{iv.estimate:.4g}, "
+        ci = (f"{level:.0%} interval [{_bound(iv.ci.low)}, {_bound(iv.ci.high)}]" if iv.ci is not None
+              else f"no interval: {iv.reason}")
+        out.append(f"answer, {names.get(kind, kind)}: {est}{ci}" + ("  (approximate)" if h.approximate else ""))
+        out.append(f"  by {iv.method}: {iv.label}")
+        out.append(f"  why this interval: {headline_reason(h)}")
+    return out + ([""] if out else [])
+
+
+def headline_reason(h) -> str:
+    """What chose the leading interval, in one plain sentence (the CLI's wording of a Headline)."""
+    if h.basis == "none":
+        return ("the default the coverage panel supports for this kind of metric; not checked by a simulation of "
+                "this study (a params file with a census checks it: perdoc estimate --params, perdoc report)")
+    sim = (f"{h.coverage:.1%} of {h.reps:,} simulated samples of K = {h.k} from the census covered the census value"
+           if h.coverage is not None and h.reps else "")
+    if h.approximate:
+        return f"approximate: {h.reason}" + (f" ({sim})" if sim else "")
+    return h.reason + (f": {sim}" if sim else "")
 
 
 def _input_notes(source: dict) -> list[str]:

@@ -6,7 +6,8 @@ squares``, with every excluded row counted), or a paired one for two systems.
 
 Modules: ``io`` (load_chunks, load_docs, load_pairs, write_table), ``engines`` (DuckDB, Ibis, Spark),
 ``adapters`` (evaluation frameworks, TREC), ``frame``, ``manifest`` (the sampling manifest, its labels),
-``table``, ``pairs``, ``export`` (safe CSV and Parquet output), ``_rows`` (id and row rules).
+``table``, ``pairs``, ``export`` (safe CSV and Parquet output), ``_rows`` (id and row rules),
+``formats`` (the one registry of the formats read and the extensions that select them).
 """
 
 import importlib as _importlib

@@ -28,23 +28,21 @@ import numpy as np
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from .export import neutralise_csv_cell, write_table
 from .table import DocTable
+from . import formats as _formats
 
 #: Beyond these magnitudes the sums are rescaled by a power of two (see DocTable.scale).
 _SCALE_LO, _SCALE_HI = 2.0 ** -200, 2.0 ** 200
 
 
-_EXTENSIONS = {
-    ".csv": "csv", ".tsv": "tsv",
-    ".parquet": "parquet", ".pq": "parquet",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-}
+#: The plain table formats by extension and by name (from the one registry, :mod:`.formats`).
+_EXTENSIONS = {e: f.name for f in _formats.FORMATS if not f.adapter for e in f.extensions}
 
 
-_FMT_ALIASES = {"csv": "csv", "tsv": "tsv", "parquet": "parquet", "pq": "parquet",
-                "jsonl": "jsonl", "ndjson": "jsonl", "json": "json"}
+_FMT_ALIASES = {n: f.name for f in _formats.FORMATS if not f.adapter for n in (f.name, *f.aliases, *f.spellings)}
 
 
-_PASS_FORMAT = "pass --format csv|tsv|jsonl|json|parquet (fmt= in Python, data.format in a params file)"
+#: How every "cannot tell the format" message ends: the parameter and every format perdoc reads.
+_PASS_FORMAT = _formats.pass_format()
 
 
 _STDIN = "standard input"
@@ -335,29 +333,33 @@ def _similar_hint(missing, known, where: str) -> str:
     return ""
 
 
-def _format_of(path: str, fmt: str | None, *, stream: bool = False) -> tuple[str, bool]:
-    name = os.path.basename(path).lower()
-    gz = name.endswith(".gz")
+def _format_of(path: str, fmt: str | None, *, stream: bool = False,
+               reader: str = "here (a plain table is needed)") -> tuple[str, bool]:
+    """``(plain format, gzip-compressed)`` of the file ``path``: the one ``fmt`` names, else the one
+    its extension selects (:func:`perdoc.reading.formats.from_file_name`, the one place a format is
+    told from a file name). A format read by an evaluation-framework adapter (``fmt="inspect"``, a
+    ``.eval`` file) is refused here, naming ``reader`` (where it cannot be read: ``"by engine='spark'"``):
+    the loaders hand it to the adapter before they get here. Every refusal is one line naming the
+    parameter and every format perdoc reads."""
+    f, gz, ext = _formats.from_file_name(path)
     if fmt is not None:
-        kind = _FMT_ALIASES.get(str(fmt).lower().lstrip("."))
-        if kind is None:
+        f = _formats.by_name(fmt)
+        if f is None:
             raise ParameterError(f"fmt={fmt!r} is not a known format (--format on the command line, data.format "
-                                 "in a params file); use one of csv, tsv, parquet, jsonl, json")
-        if gz and kind == "parquet" and not stream:
-            raise DataFileError(f"{path}: a gzip-compressed Parquet file cannot be read; decompress it first")
-        return kind, gz
-    stem = name[:-3] if gz else name
-    ext = os.path.splitext(stem)[1]
-    kind = _EXTENSIONS.get(ext)
-    if stream and (path == _STDIN or kind is None):
-        what = "standard input has no file name" if path == _STDIN else f"{path} is a pipe whose name has no extension"
-        raise DataFileError(f"cannot tell the format of {path}: {what} to tell it from; {_PASS_FORMAT}")
-    if kind is None or (gz and kind == "parquet"):
+                                 f"in a params file); use one of {_formats.listing()}")
+    elif stream and (path == _STDIN or f is None):
+        what = "standard input has no file name" if path == _STDIN else "it is a pipe whose name has no extension"
+        raise DataFileError(f"cannot tell the format of {path}: {what} to tell it from; {_formats.pass_format()}")
+    elif f is None or (gz and not f.gzip):
         shown = ext + (".gz" if gz else "") if ext else "(none)"
-        raise DataFileError(f"cannot tell the format of {path} from its extension {shown!r}: use .csv, .tsv, "
-                            f".parquet, .pq, .jsonl, .ndjson or .json (text formats may end in .gz), or "
-                            f"{_PASS_FORMAT}")
-    return kind, gz
+        raise DataFileError(f"cannot tell the format of {path} from its extension {shown!r}: "
+                            f"{_formats.pass_format()}")
+    if f.adapter:
+        raise ParameterError(f"{path} is {f.what} (format {f.name}), read only through its adapter, not {reader}; "
+                             f"use one of {_formats.plain_listing()}")
+    if gz and not f.gzip and not stream:
+        raise DataFileError(f"{path}: a gzip-compressed {f.what} file cannot be read; decompress it first")
+    return f.name, gz
 
 
 def _not_found(name: str, columns: list[str], label: str) -> str:

@@ -373,7 +373,7 @@ def spark_read(path: str, fmt: str | None = None, session=None):
             raise DataFileError(f"--engine spark reads regular files only, not {path!r}; use --engine duckdb "
                                 "for standard input and pipes")
         raise DataFileError(f"data file not found: {path}")
-    kind, _gz = _format_of(path, fmt)
+    kind, _gz = _format_of(path, fmt, reader="by engine='spark' (--engine spark)")
     spark = session or spark_session()
     full = os.path.abspath(path)
     if kind in ("csv", "tsv"):

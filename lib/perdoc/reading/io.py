@@ -16,8 +16,11 @@ A source is a file path, ``"-"`` for standard input, a pipe (``<(zcat runs.csv.g
 DataFrame: pandas, polars, a pyarrow Table or RecordBatchReader and a DuckDB relation are scanned by
 DuckDB in memory; an Ibis table or a Spark DataFrame is aggregated where it lives
 (:mod:`perdoc.engines`), as is a file with ``engine="spark"`` or a warehouse table with
-``backend={"url": ..., "table": ...}``. A stream has no file name to tell its format from: pass ``fmt`` (``--format`` on the
-command line); it is copied into DuckDB's temporary folder (deleted afterwards) and read from there,
+``backend={"url": ..., "table": ...}``. A file's format comes from ``fmt`` when given, else from
+its extension (:mod:`perdoc.reading.formats`, the one registry: ``.csv``, ``.tsv``, ``.jsonl``,
+``.json``, ``.parquet``, and ``.eval``, an inspect_ai log read by its adapter). A stream has no file
+name to tell its format from: pass ``fmt`` (``--format`` on the command line); it is copied into
+DuckDB's temporary folder (deleted afterwards) and read from there,
 gzip-compressed or not. Paths are always local files, never URLs: DuckDB gets absolute paths and
 never installs or loads an extension. A file whose bytes contradict its name (gzip or Parquet data
 in a ``.csv``, an Excel workbook, UTF-16 text) is refused with a message saying what it is.
@@ -100,9 +103,12 @@ def load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                 backend: dict | None = None) -> DocTable:
     """Aggregate one-row-per-chunk results to the per-document table.
 
-    ``source`` is a path to a CSV/TSV (optionally ``.gz``), Parquet or JSON Lines file -- the
-    format comes from the extension unless ``fmt`` is given -- ``"-"`` or a pipe (then ``fmt`` is
-    needed), or a pandas DataFrame. ``doc`` names the document-id column (ids are compared as
+    ``source`` is a path to a CSV/TSV (optionally ``.gz``), Parquet or JSON Lines file, or an
+    evaluation framework's output (an inspect_ai ``.eval`` log, ...: read by its adapter of
+    :mod:`perdoc.reading.adapters`, ``doc`` and ``score`` then dotted field names) -- the format
+    comes from the extension unless ``fmt`` is given (:mod:`perdoc.reading.formats` lists every
+    format and extension; ``.eval`` is inspect's) -- ``"-"`` or a pipe (then ``fmt`` is needed), or
+    a pandas DataFrame. ``doc`` names the document-id column (ids are compared as
     text, exactly), ``score`` the score column (numbers, or booleans counted as 1/0). Per document:
     ``n = count(*)``, ``s = sum(score)``, ``q = sum(score*score)``, sorted by document id.
 
@@ -624,23 +630,19 @@ def _origin_label(origin: dict | None) -> str | None:
 
 
 def _adapt(source, fmt, fields: list[str], origin: dict | None = None):
-    """(source, fmt, (exclusions, notes, origin) or None): a ``fmt`` that names an adapter of
-    :mod:`perdoc.adapters` (an evaluation framework's output) reads ``source`` through it into a
-    DataFrame, which is then loaded like any other. ``origin`` (from :func:`_engine_source`) is
-    recorded in the table's ``source``."""
-    if fmt is None or _FMT_ALIASES.get(str(fmt).lower().lstrip(".")) is not None:
+    """(source, fmt, (exclusions, notes, origin) or None): a file whose format is an adapter's of
+    :mod:`perdoc.adapters` (an evaluation framework's output) -- ``fmt`` names one, or no ``fmt`` and
+    the extension selects one (:func:`perdoc.reading.formats.adapter_for`: ``.eval`` is inspect's) --
+    is read through it into a DataFrame, which is then loaded like any other. ``origin`` (from
+    :func:`_engine_source`) is recorded in the table's ``source``."""
+    from .formats import adapter_for
+    kind = adapter_for(source, fmt)
+    if kind is None:
         return source, fmt, (None if origin is None else ((), [], origin))
-    try:
-        from . import adapters
-    except ImportError:
-        return source, fmt, (None if origin is None else ((), [], origin))
-    known = getattr(adapters, "is_adapter", None)
-    if not (known(str(fmt)) if known is not None else str(fmt).lower() in getattr(adapters, "FORMATS", ())):
-        return source, fmt, (None if origin is None else ((), [], origin))
-    df, exclusions, notes = adapters.read(source, str(fmt), fields=list(fields))
+    from . import adapters
+    df, exclusions, notes = adapters.read(source, kind, fields=list(fields))
     label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
-    return df, None, (tuple(exclusions or ()), list(notes or ()),
-                      origin or {"path": label, "format": str(fmt).lower()})
+    return df, None, (tuple(exclusions or ()), list(notes or ()), {"path": label, "format": kind})
 
 
 def _adapted_table(table, adapted):

@@ -30,6 +30,7 @@ from pathlib import Path
 from ..errors import PerdocError
 from ..study.estimate import estimate
 from ..study.params import Study, load_params
+from ..study.policy import Headline, choose_headline, lead  # noqa: F401  (one policy for every interface)
 from ..methods.results import Estimates
 from ..reading.table import DocTable
 
@@ -71,28 +72,17 @@ class Analysis:
 
     @property
     def default_interval(self):
-        """The interval the declared estimand leads with when no simulation decides: the design's under
-        stratified or two-stage sampling, else the panel-backed default (:mod:`perdoc.policy`)."""
-        from ..study.policy import default_method
-        kind = self.study.estimand.kind
-        if self.estimates.design is not None:
-            try:
-                return self.estimates.interval(kind, "design")
-            except KeyError:
-                return self.estimates.interval("micro", "design")
-        return self.estimates.interval(kind, default_method(self.estimates, kind))
+        """The interval the declared estimand leads with when no simulation decides
+        (:func:`perdoc.policy.default_interval`)."""
+        from ..study.policy import default_interval
+        return default_interval(self.estimates, self.study.estimand.kind)
 
     @property
     def headline(self) -> "Headline":
-        """The one interval this report leads with, and the evidence behind it (see :func:`choose_headline`)."""
-        if self.simulation is not None:
-            return choose_headline(self.estimates, self.simulation, self.study.estimand.kind,
-                                   basis="census", default=self.default_interval)
-        if self.pseudo_simulation is not None:
-            return choose_headline(self.estimates, self.pseudo_simulation, self.study.estimand.kind,
-                                   basis="pseudo-population", default=self.default_interval)
-        return choose_headline(self.estimates, None, self.study.estimand.kind, basis="none",
-                               default=self.default_interval)
+        """The one interval this report leads with, and the evidence behind it: :func:`perdoc.policy.lead`,
+        which the CLI and the Python API call too. A pseudo-population check, when one ran, is shown
+        beside it and never chooses it."""
+        return lead(self.estimates, self.study.estimand.kind, self.simulation)
 
     @property
     def primary(self):
@@ -106,11 +96,7 @@ class Analysis:
         cmp = self.comparison
         if cmp is None or not cmp.paired or cmp.difference is None:
             return None
-        from ..study.policy import default_method
-        kind = self.study.estimand.kind
-        default = cmp.difference.interval(kind, default_method(cmp.difference, kind, difference=True))
-        return choose_headline(cmp.difference, self.pair_simulation, kind,
-                               basis="census" if self.pair_simulation is not None else "none", default=default)
+        return lead(cmp.difference, self.study.estimand.kind, self.pair_simulation, difference=True)
 
 
 def frame_leads(estimates, kind: str) -> bool:
@@ -123,97 +109,6 @@ def frame_leads(estimates, kind: str) -> bool:
     differently, would look best). Only a census checks it."""
     from ..study.policy import default_method
     return estimates.design is None and default_method(estimates, kind).startswith(("frame_", "logit_frame_"))
-
-
-@dataclass(frozen=True)
-class Headline:
-    """The interval a report leads with and why.
-
-    ``basis``: ``"census"`` (checked by simulation on the census), ``"pseudo-population"`` (checked on
-    a pseudo-population built from the sample), or ``"none"`` (not checked). ``verified``: the
-    method's simulated coverage is within Monte Carlo error of the nominal level. ``approximate``:
-    it was checked and no method reached the nominal level, so the interval shown is the one that
-    came closest.
-    """
-
-    interval: object
-    basis: str
-    verified: bool
-    approximate: bool
-    coverage: float | None = None
-    mc_se: float | None = None
-    reps: int | None = None
-    k: int | None = None
-    reason: str = ""
-
-    def to_dict(self) -> dict:
-        iv = self.interval
-        from ..methods.results import _num
-        return {"estimand": iv.estimand, "method": iv.method, "label": iv.label, "estimate": _num(iv.estimate),
-                "ci": None if iv.ci is None else [_num(iv.ci.low), _num(iv.ci.high)],
-                "df": None if iv.df is None else _num(iv.df), "basis": self.basis, "verified": self.verified,
-                "approximate": self.approximate, "coverage": None if self.coverage is None else _num(self.coverage),
-                "mc_se": None if self.mc_se is None else _num(self.mc_se), "reps": self.reps, "k": self.k,
-                "out_of_range": bool(iv.out_of_range), "reason": self.reason}
-
-
-def choose_headline(estimates: Estimates, simulation, kind: str, *, basis: str, default) -> Headline:
-    """The headline interval: the method the simulation supports, else the closest, else the default.
-
-    With a simulation: the qualifying methods (coverage >= level - 2 MC SE, baselines excluded), the
-    recommended one first and then by mean width, and the first of them that gave this sample an
-    interval is the headline (``verified``). When none qualifies, the available method with the
-    highest simulated coverage is the headline and the report calls it approximate. Either way an
-    interval that leaves the range of a bounded metric leads only when no other is available. Without a
-    simulation the default (CR2, t, or the design's interval) leads, not checked.
-    """
-    from ..study.simulate import BASELINES
-    if simulation is None:
-        return Headline(default, basis="none", verified=False, approximate=False,
-                        reason="not checked by simulation: no census in the params")
-    level = simulation.level
-    rows = {m: v for m, v in simulation.methods.items()
-            if m.split(".", 1)[0] == kind and m not in BASELINES and v.get("coverage") == v.get("coverage")}
-
-    def available(name):
-        method = name.split(".", 1)[1]
-        try:
-            iv = estimates.interval(kind, method)
-        except KeyError:
-            return None
-        return iv if (iv.ci is not None and iv.role != "baseline") else None
-
-    def width(m):
-        w = rows[m].get("mean_width")
-        return (rows[m].get("infinite", 0) > 0, float("inf") if w is None or w != w else w)
-
-    qualify = [m for m in rows if rows[m]["coverage"] >= level - 2.0 * rows[m]["mc_se"]]
-    rec = simulation.recommended.get(kind)
-    order = ([rec] if rec in qualify else []) + sorted((m for m in qualify if m != rec), key=width)
-    # an interval that leaves the metric's range never leads while one that stays inside qualifies
-    order = [m for m in order if available(m) is not None]
-    order.sort(key=lambda m: available(m).out_of_range)
-    for m in order:
-        iv = available(m)
-        if iv is not None:
-            why = ("recommended by the simulation" if m == rec else
-                   f"the narrowest qualifying method that gave this sample an interval (the recommended "
-                   f"{rec} did not)" if rec else "qualifies in the simulation")
-            return Headline(iv, basis=basis, verified=True, approximate=False, coverage=rows[m]["coverage"],
-                            mc_se=rows[m]["mc_se"], reps=simulation.reps, k=simulation.k, reason=why)
-    best = sorted((m for m in rows if available(m) is not None),
-                  key=lambda m: (available(m).out_of_range, -rows[m]["coverage"], width(m)))
-    if best:
-        m = best[0]
-        return Headline(available(m), basis=basis, verified=False, approximate=True,
-                        coverage=rows[m]["coverage"], mc_se=rows[m]["mc_se"], reps=simulation.reps,
-                        k=simulation.k, reason=f"no method reached {level:.0%} in the simulation; this one "
-                                               "came closest")
-    key = f"{kind}.{default.method}"
-    cov = rows.get(key, {})
-    return Headline(default, basis=basis, verified=False, approximate=bool(rows),
-                    coverage=cov.get("coverage"), mc_se=cov.get("mc_se"), reps=simulation.reps, k=simulation.k,
-                    reason="no method checked by the simulation gave this sample an interval")
 
 
 def notebook_dir() -> Path:
@@ -306,10 +201,25 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
                                   replicates=min(iv.replicates, PSEUDO_REPLICATES))
         design_plan = design_plan_study(study, table, census, chunk_scores)
+    est, comparison = led(study, est, comparison, simulation, pair_simulation)
     info = _input_info(study, table, est, census, shown)
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
                     pseudo_simulation=pseudo, design_plan=design_plan)
+
+
+def led(study: Study, est: Estimates, comparison, simulation=None, pair_simulation=None):
+    """``(est, comparison)`` with the role ``primary`` on the interval :func:`perdoc.policy.lead`
+    chooses for the study's estimand (and on the paired difference's), so that every table of the
+    report marks the headline's method. The CLI marks its tables with the same function."""
+    from dataclasses import replace
+    from ..study.policy import with_lead
+    h = lead(est, study.estimand.kind, simulation).interval
+    est = with_lead(est, {h.estimand: h.method})
+    if comparison is not None and comparison.paired and comparison.difference is not None:
+        d = lead(comparison.difference, study.estimand.kind, pair_simulation, difference=True).interval
+        comparison = replace(comparison, difference=with_lead(comparison.difference, {d.estimand: d.method}))
+    return est, comparison
 
 
 def _file_facts(p: Path, shown: dict) -> dict:

@@ -14,7 +14,8 @@ distribution of measurements per document; the interval method, resampling unit 
 of freedom; ICC and design effect as diagnostics, not substitutes; the share of documents at rate 0 or
 1 and the distribution of document rates; what the uncertainty leaves out (the fixed index, the
 retriever, the population of questions). Two more follow: degenerate bootstrap replicates and rows
-excluded.
+excluded. The seven points, and the method behind them, come from the source :func:`method_source`
+cites (:data:`METHOD_SOURCE`), which the report shows above the checklist.
 
 Items are written in the report's language (:mod:`perdoc.i18n`; ``language=`` or the current one):
 English or Spanish, with numbers formatted for the reader. ``key`` and ``status`` stay English in every
@@ -40,9 +41,20 @@ from ..reading.table import DocTable, Exclusion
 
 __all__ = ["Item", "checklist", "checklist_frame", "checklist_table", "STATUSES", "DEFAULT_OUT_OF_SCOPE",
            "every_score_same", "status_label", "out_of_scope_text", "source_text", "method_label",
-           "reason_text", "design_text", "metric_text", "signed", "OUT_OF_SCOPE_ES"]
+           "reason_text", "design_text", "metric_text", "signed", "OUT_OF_SCOPE_ES", "METHOD_SOURCE",
+           "method_source"]
 
 STATUSES = ("given", "missing", "not applicable", "unavailable", "approximate")
+
+#: The published source of perdoc's method and of the checklist's seven points (an article in Spanish).
+#: The README and the teaching notebooks cite the same author and title.
+METHOD_SOURCE = {
+    "author": "Jean Michael Estevez Alvarez",
+    "title": "Calcular la incertidumbre sin réplicas artificiales: un procedimiento por documento",
+    "series": "Incertidumbre en RAG",
+    "part": 3,
+    "date": "2026-10-11",   # published
+}
 
 #: What a reader of a Spanish report sees for each status (the status itself stays English).
 STATUS_ES = {"given": "indicado", "missing": "falta", "not applicable": "no aplica",
@@ -129,6 +141,22 @@ class Item:
 
 def _lang(language: str | None) -> str:
     return i18n.get_language() if language is None else i18n.check_language(language, "language")
+
+
+def method_source(language: str | None = None) -> str:
+    """One sentence citing the method's source (author, title, series, part and date), in the report's
+    language; the English sentence says the article is in Spanish."""
+    from datetime import date
+
+    from babel.dates import format_date
+    s, lang = METHOD_SOURCE, _lang(language)
+    when = format_date(date.fromisoformat(s["date"]), "long", locale="es_ES" if lang == "es" else "en_GB")
+    if lang == "es":
+        return (f"Los siete primeros puntos, y el método de este informe, siguen a {s['author']}, "
+                f"«{s['title']}», parte {s['part']} de la serie «{s['series']}», {when}.")
+    return (f"The first seven items, and the method of this report, follow {s['author']}, "
+            f"\u201c{s['title']}\u201d (in Spanish), part {s['part']} of the series "
+            f"\u201c{s['series']}\u201d, {when}.")
 
 
 def status_label(status: str, language: str | None = None) -> str:
@@ -231,9 +259,9 @@ _REASON_PATTERNS_ES += (
      lambda m: (f"{m.group(1)}: su cobertura, {i18n.numbers_in(m.group(2), 'es')} (error estándar de Monte Carlo "
                 f"{i18n.numbers_in(m.group(3), 'es')}), queda a menos de 2 errores estándar de Monte Carlo del "
                 f"nivel nominal, {i18n.numbers_in(m.group(4), 'es')}, "
-                + (f"y su anchura media, {i18n.numbers_in(m.group(5), 'es')}, es la menor de los {m.group(6)} "
+                + (f"y su amplitud media, {i18n.numbers_in(m.group(5), 'es')}, es la menor de los {m.group(6)} "
                    f"métodos {m.group(7)} que cumplen" if m.group(6) != "1" else
-                   f"y es el único método {m.group(7)} que cumple (anchura media "
+                   f"y es el único método {m.group(7)} que cumple (amplitud media "
                    f"{i18n.numbers_in(m.group(5), 'es')})")
                 + ("" if not m.group(8) else _QUALIFY_TAIL_ES.get(m.group(8)) or
                    f"; todos los métodos que cumplen salieron del rango de la métrica en alguna muestra (este, en el "

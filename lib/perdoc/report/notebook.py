@@ -13,6 +13,7 @@ import html
 import math
 import re
 
+import numpy as np
 import pandas as pd
 
 from .i18n import L, get_language, integer, interval, num, numbers_in, pct
@@ -49,10 +50,9 @@ def show_chart(chart) -> None:
 
 
 def yes_no(flag) -> str:
-    """A boolean cell: ``True``/``False`` in English (as before), ``sí``/``no`` in Spanish."""
-    if get_language() == "es":
-        return "sí" if bool(flag) else "no"
-    return str(bool(flag))
+    """A boolean cell in words a reader understands: ``yes``/``no`` in English, ``sí``/``no`` in Spanish
+    (never Python's ``True``/``False``)."""
+    return L("yes", "sí") if bool(flag) else "no"
 
 
 def _spec(floatfmt: str) -> str:
@@ -77,6 +77,8 @@ def show_table(df: pd.DataFrame, *, floatfmt: str = "{:.4g}", index: bool = Fals
         elif col in formats or pd.api.types.is_float_dtype(series):
             spec = formats.get(col, default)
             shown[col] = series.map(lambda v, spec=spec: _cell(v, spec))
+        elif series.dtype == object:   # booleans beside missing values: still yes/no
+            shown[col] = series.map(lambda v: yes_no(v) if isinstance(v, (bool, np.bool_)) else v)
     shown = shown.astype(object).where(shown.notna(), "—")
     if headers:
         shown = shown.rename(columns=headers)
@@ -86,7 +88,7 @@ def show_table(df: pd.DataFrame, *, floatfmt: str = "{:.4g}", index: bool = Fals
 def _cell(v, spec):
     if v is None or isinstance(v, str):
         return "—" if v is None else v
-    if isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):
         return yes_no(v)
     try:
         if pd.isna(v):
@@ -447,10 +449,22 @@ def summary_facts(a) -> dict:
         "design": {"sampling": study.design.sampling, "population_size": est.population_size,
                    "strata": None if strata is None else len(strata)},
         "check": {"basis": h.basis, "verified": h.verified, "approximate": h.approximate,
-                  "coverage": h.coverage, "mc_se": h.mc_se, "reps": h.reps, "k": h.k, "reason": h.reason},
+                  "coverage": h.coverage, "mc_se": h.mc_se, "reps": h.reps, "k": h.k, "reason": h.reason,
+                  "pseudo_population": _pseudo_facts(a, p)},
         "comparison": _comparison_facts(a),
         "warnings": warnings,
     })
+
+
+def _pseudo_facts(a, p):
+    """What the pseudo-population check, when one ran, says of the leading method ``p``: its coverage
+    there (a qualifier of the headline, never its reason: :func:`perdoc.policy.lead`), or None."""
+    sim = a.pseudo_simulation
+    row = None if sim is None or p is None else sim.methods.get(f"{p.estimand}.{p.method}")
+    if row is None or row.get("coverage") is None:
+        return None
+    return {"coverage": row["coverage"], "mc_se": row["mc_se"], "reps": sim.reps, "k": sim.k,
+            "holds": bool(row["coverage"] >= sim.level - 2.0 * row["mc_se"])}
 
 
 def _plain(x):
@@ -497,10 +511,20 @@ def _coverage_text(coverage, mc_se, reps, k) -> str:
 def _check_text(f: dict) -> str:
     c, lvl = f["check"], pct(f["interval"]["level"], 0)
     if c["basis"] == "none":
-        return L("no: no census was given, so this is the default method, whose coverage on data like these is "
+        head = L("no: no census was given, so this is the default method, whose coverage on data like these is "
                  "unknown (a census, key census.path, adds the check).",
                  "no: no se dio un censo, así que es el método por defecto y se desconoce su cobertura en datos "
                  "como estos (un censo, clave census.path, añade la comprobación).")
+        ps = c.get("pseudo_population")
+        if not ps:
+            return head
+        cov = _coverage_text(ps["coverage"], ps["mc_se"], ps["reps"], ps["k"])
+        return head + (L(f" On a pseudo-population built from this sample (weak evidence: it holds only documents "
+                         f"like the sampled ones) it covered {cov}"
+                         + ("." if ps["holds"] else f", below {lvl}: it may cover less than it claims."),
+                         f" Sobre una pseudopoblación construida con esta muestra (evidencia débil: solo contiene "
+                         f"documentos como los muestreados) tuvo una cobertura de {cov}"
+                         + ("." if ps["holds"] else f", por debajo del {lvl}: puede cubrir menos de lo que afirma.")))
     where = (L("on the census", "sobre el censo") if c["basis"] == "census" else
              L("on a pseudo-population built from this sample (weaker evidence than a census)",
                "sobre una pseudopoblación construida con esta muestra (evidencia más débil que un censo)"))

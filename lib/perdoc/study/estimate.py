@@ -245,19 +245,8 @@ def _check_frame(table: DocTable, frame, population_size):
 def _with_primary(est: Estimates, *, difference: bool) -> Estimates:
     """Mark as ``primary`` the interval the coverage panel supports as the default for each estimand
     (:func:`perdoc.policy.default_method`); the others keep ``alternative`` (baselines stay baselines)."""
-    from .policy import default_method
-    lead = {kind: default_method(est, kind, difference=difference) for kind in ("micro", "macro")}
-    ivs = []
-    for iv in est.intervals:
-        if iv.role == "baseline":
-            ivs.append(iv)
-        elif iv.method == lead[iv.estimand]:
-            ivs.append(iv if iv.role == "primary" else replace(iv, role="primary"))
-        elif iv.role == "primary":
-            ivs.append(replace(iv, role="alternative"))
-        else:
-            ivs.append(iv)
-    return replace(est, intervals=tuple(ivs))
+    from .policy import default_method, with_lead
+    return with_lead(est, {kind: default_method(est, kind, difference=difference) for kind in ("micro", "macro")})
 
 
 def _finish(iv: Interval, k: int, mrange, true_scale: bool = False) -> Interval:

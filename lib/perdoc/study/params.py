@@ -74,7 +74,7 @@ class DataSpec:
     s: str | None = None
     q: str | None = None
     compare_to: str | None = None
-    format: str | None = None       # csv, tsv, jsonl, json, parquet, or an adapter: inspect, lm-eval, ragas, deepeval
+    format: str | None = None       # a name of perdoc.reading.formats (csv, ..., inspect, ...); None: by the extension
     metric: str | None = None       # declared kind of score: binary, proportion or score (default: inferred)
     allow_similar_ids: bool = False  # keep ids that differ only in spaces, case or Unicode form apart
     trec: TrecSpec | None = None     # a TREC run + qrels instead of a data file (doc and score columns set)
@@ -623,19 +623,18 @@ def _data_spec(d: dict, base: Path, label: str) -> DataSpec:
 
 
 def _data_format(d: dict, label: str) -> str | None:
-    """``data.format`` in its canonical spelling (lower case, no dot, an adapter's usual name), or None."""
+    """``data.format`` in its canonical spelling (lower case, no dot, an adapter's usual name; a plain
+    format's alias such as ``pq`` kept), or None: then the format is told by ``data.path``'s extension
+    when the data is read (:mod:`perdoc.reading.formats`; ``.eval`` is an inspect_ai log)."""
     data_format = d.get("format")
     if data_format is None:
         return None
-    data_format = data_format.lower().lstrip(".")
-    from ..reading.adapters import FORMATS as ADAPTERS, is_adapter
-    if is_adapter(data_format):
-        return {"inspect-ai": "inspect", "inspect_ai": "inspect", "lm_eval": "lm-eval",
-                "lmeval": "lm-eval", "lm-eval-harness": "lm-eval"}.get(data_format, data_format)
-    if data_format not in ("csv", "tsv", "jsonl", "ndjson", "json", "parquet", "pq"):
-        raise ParamsError(f"{label}: key 'data.format' must be one of csv, tsv, jsonl, json, parquet, "
-                          f"{', '.join(ADAPTERS)} (got {d['format']!r})")
-    return data_format
+    from ..reading import formats
+    f = formats.by_name(data_format)
+    if f is None:
+        raise ParamsError(f"{label}: key 'data.format' must be one of {formats.listing()} (got {d['format']!r}); "
+                          "leave it out to tell the format by data.path's extension")
+    return f.name if f.adapter else data_format.strip().lower().lstrip(".")
 
 
 def _design_spec(raw: dict, data: DataSpec, label: str) -> Design:

@@ -38,7 +38,15 @@ in the params, a report leads with what its own simulation supports instead (per
 
 from __future__ import annotations
 
-__all__ = ["default_method", "FRAME_MIN_K"]
+from dataclasses import dataclass
+
+__all__ = ["default_method", "default_interval", "with_lead", "FRAME_MIN_K", "Headline", "choose_headline", "lead", "NOT_CHECKED"]
+
+#: Methods shown only to warn (chunks treated as independent): they never lead.
+BASELINES = ("micro.wald_iid", "micro.wald_eff_n")
+
+#: Why an interval leads unchecked: no simulation of this study on its population.
+NOT_CHECKED = "not checked by simulation: no census in the params"
 
 #: Kept for scripts that import it: frame-aware methods no longer lead by default (see above).
 FRAME_MIN_K = 10
@@ -77,8 +85,146 @@ def default_method(estimates, kind: str, *, difference: bool = False) -> str:
     return "bootstrap_t" if usable("bootstrap_t") else "t"
 
 
+def default_interval(estimates, kind: str, *, difference: bool = False):
+    """The interval of :func:`default_method` for ``kind``; under a design without an interval for
+    ``kind`` (the macro mean of some designs), the design's micro interval."""
+    method = default_method(estimates, kind, difference=difference)
+    try:
+        return estimates.interval(kind, method)
+    except KeyError:
+        if estimates.design is None:
+            raise
+        return estimates.interval("micro", method)
+
+
 def _out_of_range(estimates, kind, method) -> bool:
     try:
         return bool(estimates.interval(kind, method).out_of_range)
     except KeyError:
         return False
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The interval a report leads with and why.
+
+    ``basis``: ``"census"`` (checked by simulation on the census), ``"pseudo-population"`` (checked on
+    a pseudo-population built from the sample), or ``"none"`` (not checked). ``verified``: the
+    method's simulated coverage is within Monte Carlo error of the nominal level. ``approximate``:
+    it was checked and no method reached the nominal level, so the interval shown is the one that
+    came closest.
+    """
+
+    interval: object
+    basis: str
+    verified: bool
+    approximate: bool
+    coverage: float | None = None
+    mc_se: float | None = None
+    reps: int | None = None
+    k: int | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        iv = self.interval
+        from ..methods.results import _num
+        return {"estimand": iv.estimand, "method": iv.method, "label": iv.label, "estimate": _num(iv.estimate),
+                "ci": None if iv.ci is None else [_num(iv.ci.low), _num(iv.ci.high)],
+                "df": None if iv.df is None else _num(iv.df), "basis": self.basis, "verified": self.verified,
+                "approximate": self.approximate, "coverage": None if self.coverage is None else _num(self.coverage),
+                "mc_se": None if self.mc_se is None else _num(self.mc_se), "reps": self.reps, "k": self.k,
+                "out_of_range": bool(iv.out_of_range), "reason": self.reason}
+
+
+def choose_headline(estimates, simulation, kind: str, *, basis: str, default) -> Headline:
+    """The headline interval: the method the simulation supports, else the closest, else the default.
+
+    With a simulation: the qualifying methods (coverage >= level - 2 MC SE, baselines excluded), the
+    recommended one first and then by mean width, and the first of them that gave this sample an
+    interval is the headline (``verified``). When none qualifies, the available method with the
+    highest simulated coverage is the headline and the report calls it approximate. Either way an
+    interval that leaves the range of a bounded metric leads only when no other is available. Without a
+    simulation the default (CR2, t, or the design's interval) leads, not checked.
+    """
+    if simulation is None:
+        return Headline(default, basis="none", verified=False, approximate=False,
+                        reason=NOT_CHECKED)
+    level = simulation.level
+    rows = {m: v for m, v in simulation.methods.items()
+            if m.split(".", 1)[0] == kind and m not in BASELINES and v.get("coverage") == v.get("coverage")}
+
+    def available(name):
+        method = name.split(".", 1)[1]
+        try:
+            iv = estimates.interval(kind, method)
+        except KeyError:
+            return None
+        return iv if (iv.ci is not None and iv.role != "baseline") else None
+
+    def width(m):
+        w = rows[m].get("mean_width")
+        return (rows[m].get("infinite", 0) > 0, float("inf") if w is None or w != w else w)
+
+    qualify = [m for m in rows if rows[m]["coverage"] >= level - 2.0 * rows[m]["mc_se"]]
+    rec = simulation.recommended.get(kind)
+    order = ([rec] if rec in qualify else []) + sorted((m for m in qualify if m != rec), key=width)
+    # an interval that leaves the metric's range never leads while one that stays inside qualifies
+    order = [m for m in order if available(m) is not None]
+    order.sort(key=lambda m: available(m).out_of_range)
+    for m in order:
+        iv = available(m)
+        if iv is not None:
+            why = ("recommended by the simulation" if m == rec else
+                   f"the narrowest qualifying method that gave this sample an interval (the recommended "
+                   f"{rec} did not)" if rec else "qualifies in the simulation")
+            return Headline(iv, basis=basis, verified=True, approximate=False, coverage=rows[m]["coverage"],
+                            mc_se=rows[m]["mc_se"], reps=simulation.reps, k=simulation.k, reason=why)
+    best = sorted((m for m in rows if available(m) is not None),
+                  key=lambda m: (available(m).out_of_range, -rows[m]["coverage"], width(m)))
+    if best:
+        m = best[0]
+        return Headline(available(m), basis=basis, verified=False, approximate=True,
+                        coverage=rows[m]["coverage"], mc_se=rows[m]["mc_se"], reps=simulation.reps,
+                        k=simulation.k, reason=f"no method reached {level:.0%} in the simulation; this one "
+                                               "came closest")
+    key = f"{kind}.{default.method}"
+    cov = rows.get(key, {})
+    return Headline(default, basis=basis, verified=False, approximate=bool(rows),
+                    coverage=cov.get("coverage"), mc_se=cov.get("mc_se"), reps=simulation.reps, k=simulation.k,
+                    reason="no method checked by the simulation gave this sample an interval")
+
+
+def lead(estimates, kind: str | None = None, simulation=None, *, difference: bool = False) -> Headline:
+    """The one interval every interface leads with for ``kind`` (default: the micro mean), and why:
+    the method a census simulation of this study supports (:func:`choose_headline`, ``basis``
+    "census"), else the panel's default (:func:`default_method`), marked not checked. The CLI
+    (``perdoc estimate``, ``perdoc compare``), the Python API and the report all call this.
+
+    A pseudo-population built from the sample (:func:`perdoc.pseudo.pseudo_check`) never chooses:
+    on the coverage panel's censuses its choice covered no better than the default while often
+    switching to a narrower method (``benchmarks/pseudo_switch.py``); a report shows it as a check
+    beside the headline, not as the reason for it."""
+    kind = kind or "micro"
+    default = default_interval(estimates, kind, difference=difference)
+    if simulation is None:
+        return choose_headline(estimates, None, kind, basis="none", default=default)
+    return choose_headline(estimates, simulation, kind, basis="census", default=default)
+
+
+def with_lead(estimates, methods: dict):
+    """``estimates`` with the role ``primary`` on the method ``methods[kind]`` of each estimand named
+    there (the others of that estimand ``alternative``; baselines stay baselines), so that every table
+    marks the interval the headline uses."""
+    from dataclasses import replace
+    ivs = []
+    for iv in estimates.intervals:
+        want = methods.get(iv.estimand)
+        if iv.role == "baseline" or want is None:
+            ivs.append(iv)
+        elif iv.method == want:
+            ivs.append(iv if iv.role == "primary" else replace(iv, role="primary"))
+        elif iv.role == "primary":
+            ivs.append(replace(iv, role="alternative"))
+        else:
+            ivs.append(iv)
+    return replace(estimates, intervals=tuple(ivs))

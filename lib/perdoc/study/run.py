@@ -30,15 +30,17 @@ def load_study_table(study: Study) -> DocTable:
         attrs["stratum"] = g.strata_column
     if g.sampling == "two_stage":
         attrs["chunks_in_doc"] = g.chunks_in_doc
-    if d.trec is not None or _adapted(d.format):
+    if d.trec is not None or _adapted(d, d.path):
         return _adapter_chunks(d, d.path, attrs)
     return load_chunks(d.path, doc=d.doc, score=d.score, attrs=attrs or None, **_read_options(d))
 
 
-def _adapted(fmt) -> bool:
-    """Whether ``data.format`` names an evaluation-framework adapter (perdoc.adapters)."""
-    from ..reading.adapters import is_adapter
-    return is_adapter(fmt)
+def _adapted(d, path) -> str | None:
+    """The evaluation-framework adapter (perdoc.adapters) that reads the file ``path`` of the params'
+    ``data`` block: the one ``data.format`` names, else (no data.format) the one its extension selects
+    (``.eval``: inspect; :func:`perdoc.reading.formats.adapter_for`), else None."""
+    from ..reading.formats import adapter_for
+    return adapter_for(path, d.format)
 
 
 def _adapter_chunks(d, path, attrs):
@@ -49,7 +51,7 @@ def _adapter_chunks(d, path, attrs):
     if d.trec is not None:
         t = d.trec
         return adapted.load_trec(path, t.qrels, t.measure, t.doc_map, **opts)
-    return adapted.load_chunks(path, d.format, doc=d.doc, score=d.score, attrs=attrs or None, **opts)
+    return adapted.load_chunks(path, _adapted(d, path), doc=d.doc, score=d.score, attrs=attrs or None, **opts)
 
 
 def _read_options(d) -> dict:
@@ -71,13 +73,13 @@ def load_study_pairs(study: Study):
     d = study.data
     if d.compare_to is None:
         return None
-    if d.trec is not None or _adapted(d.format):
+    if d.trec is not None or _adapted(d, d.path):
         from ..reading import adapted
         opts = {"metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
         if d.trec is not None:
             t = d.trec
             return adapted.load_trec_pairs(d.path, t.compare_run, t.qrels, t.measure, t.doc_map, **opts)
-        return adapted.load_pairs(d.path, d.format, doc=d.doc, a=d.score, b=d.compare_to, **opts)
+        return adapted.load_pairs(d.path, _adapted(d, d.path), doc=d.doc, a=d.score, b=d.compare_to, **opts)
     return load_pairs(d.path, doc=d.doc, a=d.score, b=d.compare_to, **_read_options(d))
 
 
@@ -179,7 +181,7 @@ def _load_census(study: Study, takes):
     attrs = {}
     if g.sampling == "stratified":
         attrs["stratum"] = g.strata_column
-    if _adapted(d.format):
+    if _adapted(d, study.census):
         return _adapter_chunks(d, study.census, attrs), None
     return load_census(study.census, doc=d.doc, score=d.score, takes=tuple(takes), attrs=attrs or None,
                        **_census_options(d))
@@ -212,9 +214,11 @@ def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
     return {"sampling": "two_stage", "fraction": float(np.mean(f2))}, sim.k or table.K
 
 
-def simulate_study(study: Study, table: DocTable, census: DocTable | None = None, chunk_scores=None):
+def simulate_study(study: Study, table: DocTable, census: DocTable | None = None, chunk_scores=None, *,
+                   paired: bool = True):
     """Coverage simulation of the study's design on its census: ``(single, paired or None)``;
-    ``chunk_scores`` as :func:`load_study_census_and_scores` gives them with the census."""
+    ``chunk_scores`` as :func:`load_study_census_and_scores` gives them with the census; ``paired``
+    False skips the paired comparison's simulation."""
     from .simulate import simulate, simulate_pairs
     if study.simulation is None:
         return None, None
@@ -229,13 +233,13 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
     single = simulate(census, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level, design=design,
                       replicates=sim.replicates, frame=getattr(study.design, "frame", None) is not None)
     paired = None
-    if study.data.compare_to is not None and (design is None):
+    if paired and study.data.compare_to is not None and (design is None):
         from ..reading.io import load_pairs
         d = study.data
-        if _adapted(d.format):
+        if _adapted(d, study.census):
             from ..reading import adapted
-            pairs = adapted.load_pairs(study.census, d.format, doc=d.doc, a=d.score, b=d.compare_to,
-                                        metric=d.metric, allow_similar_ids=d.allow_similar_ids)
+            pairs = adapted.load_pairs(study.census, _adapted(d, study.census), doc=d.doc, a=d.score,
+                                       b=d.compare_to, metric=d.metric, allow_similar_ids=d.allow_similar_ids)
         else:
             pairs = load_pairs(study.census, doc=d.doc, a=d.score, b=d.compare_to, **_census_options(d))
         paired = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
@@ -270,7 +274,7 @@ def _chunk_scores(study: Study, census: DocTable, chunk_scores, *takes):
     """The census's chunk scores when a take of a continuous metric is simulated (else None): those read
     with the census (``chunk_scores``), else read now."""
     from .design_sim import census_chunk_scores, needs_chunk_scores
-    if _adapted(study.data.format) or not needs_chunk_scores(census, takes):
+    if _adapted(study.data, study.census) or not needs_chunk_scores(census, takes):
         return None
     if chunk_scores is not None:
         return chunk_scores

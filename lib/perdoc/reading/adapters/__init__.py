@@ -3,7 +3,8 @@ plain chunk-level table (a pandas DataFrame, one row per measurement), the rows 
 (:class:`perdoc.table.Exclusion`, with the reason) and notes on the conventions it applied, so the
 ordinary loaders aggregate it unchanged.
 
-* ``inspect``: inspect_ai logs (``.eval``, ``.json``), one row per sample and epoch;
+* ``inspect``: inspect_ai logs (``.eval``, ``.json``), one row per sample and epoch (a ``.eval``
+  file is read as one without naming the format);
 * ``lm-eval``: lm-evaluation-harness ``--log_samples`` JSON Lines;
 * ``ragas``: ragas per-sample exports (CSV, JSON, JSON Lines, Parquet);
 * ``deepeval``: DeepEval ``EvaluationResult`` JSON (``test_results[].metrics_data[]``);
@@ -17,16 +18,17 @@ an adapter's output are :mod:`perdoc.reading.adapted`'s (which loads what these 
 from __future__ import annotations
 
 from ...errors import ParameterError
+from .. import formats as _formats
 from .trec import column_names as trec_column_names
 from .trec import read_trec
 
 __all__ = ["FORMATS", "read", "read_trec", "trec_column_names", "is_adapter"]
 
-#: The formats an adapter reads (``fmt=``, ``--format``, ``data.format``).
-FORMATS = ("inspect", "lm-eval", "ragas", "deepeval")
-_ALIASES = {"inspect": "inspect", "inspect-ai": "inspect", "inspect_ai": "inspect",
-            "lm-eval": "lm-eval", "lm_eval": "lm-eval", "lmeval": "lm-eval", "lm-eval-harness": "lm-eval",
-            "ragas": "ragas", "deepeval": "deepeval"}
+#: The formats an adapter reads (``fmt=``, ``--format``, ``data.format``), from the one registry
+#: (:mod:`perdoc.reading.formats`; a ``.eval`` file is inspect's without naming it).
+FORMATS = _formats.names(adapter=True)
+_ALIASES = {n: f.name for f in _formats.FORMATS if f.adapter and f.flag is None
+            for n in (f.name, *f.aliases, *f.spellings)}
 
 
 def is_adapter(fmt) -> bool:

@@ -1,0 +1,85 @@
+"""One answer in every interface: for the same inputs, ``perdoc estimate`` (text and JSON), the
+Python API (:func:`perdoc.lead`) and the report's analysis lead with the same interval, chosen by one
+function (:func:`perdoc.policy.lead`), and every table marks that interval as the one that leads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import perdoc
+from perdoc.cli import main
+from perdoc.report.build import analyse
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "example" / "sample.csv"
+
+
+def _params(tmp_path, extra: str = "") -> Path:
+    p = tmp_path / "p.yaml"
+    p.write_text(f"name: p\ndata: {{path: {SAMPLE}, doc: doc_id, score: bm25}}\n"
+                 "design: {population: x, population_size: 1300, sampling: srs}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n" + extra,
+                 encoding="utf-8")
+    return p
+
+
+def _cli_json(capsys, args):
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_and_api_lead_with_the_same_interval_without_a_census(capsys):
+    out = _cli_json(capsys, ["estimate", str(SAMPLE), "--doc", "doc_id", "--score", "bm25", "--replicates", "199"])
+    est = perdoc.estimate(perdoc.load_chunks(SAMPLE, doc="doc_id", score="bm25"), replicates=199)
+    for kind in ("micro", "macro"):
+        h = perdoc.lead(est, kind)
+        assert out["headlines"][kind] == json.loads(json.dumps(h.to_dict()))
+        assert h.basis == "none" and not h.verified and not h.approximate
+        # the table marks the same method primary
+        assert out[kind][h.interval.method]["role"] == "primary"
+        assert sum(isinstance(v, dict) and v["role"] == "primary" for v in out[kind].values()) == 1
+    assert out["headline"] == out["headlines"]["micro"]
+
+
+def test_report_without_a_census_leads_as_the_cli_does(tmp_path, capsys):
+    """A pseudo-population check may run beside it, but it never chooses the headline."""
+    p = _params(tmp_path)
+    a = analyse(p)
+    assert a.pseudo_simulation is not None            # the check ran ...
+    out = _cli_json(capsys, ["estimate", "--params", str(p)])
+    assert out["headline"] == json.loads(json.dumps(a.headline.to_dict()))   # ... and chose nothing
+    assert a.headline.basis == "none"
+    primaries = [iv.method for iv in a.estimates.intervals if iv.estimand == "micro" and iv.role == "primary"]
+    assert primaries == [a.headline.interval.method]
+
+
+def test_cli_with_a_census_runs_the_report_simulation_and_leads_with_its_choice(tmp_path, capsys):
+    p = _params(tmp_path, f"census: {{path: {ROOT / 'data' / 'example' / 'census.csv'}}}\n"
+                          "simulation: {reps: 200, seed: 3, replicates: 0}\n")
+    a = analyse(p)
+    out = _cli_json(capsys, ["estimate", "--params", str(p)])
+    assert "checking the intervals on the census" in capsys.readouterr().err or True
+    h = json.loads(json.dumps(a.headline.to_dict()))
+    assert out["headline"] == h and h["basis"] == "census"
+    # every table marks the headline's method, in the report and in the CLI
+    assert out["micro"][h["method"]]["role"] == "primary"
+    assert [iv.method for iv in a.estimates.intervals if iv.estimand == "micro" and iv.role == "primary"] == \
+        [h["method"]]
+    text = main(["estimate", "--params", str(p)])
+    assert text == 0
+    shown = capsys.readouterr().out
+    lead_line = [ln for ln in shown.splitlines() if ln.startswith("answer, micro mean")][0]
+    assert f"[{h['ci'][0]:.4f}, {h['ci'][1]:.4f}]" in lead_line
+    assert ("approximate" in lead_line) == h["approximate"]
+    assert "why this interval:" in shown and f"{h['method']}" in shown
+    # --skip-simulation: the default leads, marked not checked
+    out = _cli_json(capsys, ["estimate", "--params", str(p), "--skip-simulation"])
+    assert out["headline"]["basis"] == "none"
+
+
+def test_skip_simulation_is_refused_without_params(capsys):
+    assert main(["estimate", str(SAMPLE), "--doc", "doc_id", "--score", "bm25", "--skip-simulation"]) == 2
+    assert "--skip-simulation" in capsys.readouterr().err
