@@ -232,7 +232,7 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
         design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
     single = simulate(census, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level, design=design,
                       replicates=sim.replicates, frame=getattr(study.design, "frame", None) is not None)
-    paired = None
+    pair_result = None
     if paired and study.data.compare_to is not None and (design is None):
         from ..reading.io import load_pairs
         d = study.data
@@ -242,9 +242,9 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
                                        b=d.compare_to, metric=d.metric, allow_similar_ids=d.allow_similar_ids)
         else:
             pairs = load_pairs(study.census, doc=d.doc, a=d.score, b=d.compare_to, **_census_options(d))
-        paired = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
-                                replicates=sim.replicates)
-    return single, paired
+        pair_result = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
+                                     replicates=sim.replicates)
+    return single, pair_result
 
 
 def _simulate_drawn(study: Study, table: DocTable, census: DocTable, chunk_scores=None):
