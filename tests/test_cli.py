@@ -69,6 +69,11 @@ def test_json_equals_library(capsys, chunks):
     lib = perdoc.estimate(perdoc.load_chunks(chunks, doc="doc_id", score="hit"), replicates=300, seed=4,
                           level=0.9, population_size=50).to_dict()
     d.pop("input")
+    # the CLI adds the interval it leads with (perdoc.lead, as the report): the same library call
+    est = perdoc.estimate(perdoc.load_chunks(chunks, doc="doc_id", score="hit"), replicates=300, seed=4, level=0.9,
+                          population_size=50)
+    assert d.pop("headlines") == json.loads(json.dumps({k: perdoc.lead(est, k).to_dict() for k in ("micro", "macro")}))
+    assert d.pop("headline") == json.loads(json.dumps(perdoc.lead(est, "micro").to_dict()))
     assert d == json.loads(json.dumps(lib))
 
 

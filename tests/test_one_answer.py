@@ -83,3 +83,38 @@ def test_cli_with_a_census_runs_the_report_simulation_and_leads_with_its_choice(
 def test_skip_simulation_is_refused_without_params(capsys):
     assert main(["estimate", str(SAMPLE), "--doc", "doc_id", "--score", "bm25", "--skip-simulation"]) == 2
     assert "--skip-simulation" in capsys.readouterr().err
+
+
+def test_compare_leads_with_one_interval_and_says_what_it_means(capsys):
+    """perdoc compare: the answer first (the difference's leading interval, the verdict in words, what
+    chose it), the leading row marked once per estimand, and rows that cannot apply to a difference
+    (the 0/1-only intervals) left out with one line saying so."""
+    from perdoc.study.compare import verdict
+    args = ["compare", str(SAMPLE), "--doc", "doc_id", "--score", "bm25", "--vs", "tfidf", "--replicates", "199"]
+    out = _cli_json(capsys, args)
+    pairs = perdoc.load_pairs(SAMPLE, doc="doc_id", a="bm25", b="tfidf")
+    cmp = perdoc.compare(pairs, replicates=199)
+    for kind in ("micro", "macro"):
+        h = perdoc.lead(cmp.difference, kind, difference=True)
+        got = dict(out["headlines"][kind])
+        assert got.pop("verdict") == verdict(h.interval)
+        assert got == json.loads(json.dumps(h.to_dict()))
+    assert out["headline"]["method"] == "cr2" and out["headline"]["verdict"] == "includes_zero"
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    first = text.split("\n\n")[1]
+    assert first.startswith("answer, micro difference bm25 - tfidf: ")
+    assert "verdict: the interval includes 0: these documents do not show which system is better" in first
+    assert text.count("<- leads") == 2
+    assert "\n  logit " not in text and "not shown: korn_graubard, logit, wilson" in text
+
+
+def test_verdict_reads_the_interval():
+    from perdoc.methods.results import ConfidenceInterval, Interval
+    from perdoc.study.compare import verdict
+
+    def iv(lo, hi):
+        return Interval("micro", "cr2", "x", 0.0, 0.95, ci=None if lo is None else ConfidenceInterval(lo, hi))
+    assert verdict(iv(0.01, 0.2)) == "a_higher" and verdict(iv(-0.2, -0.01)) == "b_higher"
+    assert verdict(iv(-0.1, 0.1)) == "includes_zero" and verdict(iv(None, None)) == "no_interval"
+    assert verdict(None) == "no_interval"

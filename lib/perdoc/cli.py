@@ -518,8 +518,15 @@ def _compare_pairs(args, pairs, exclusions: bool = True) -> int:
     from .study.compare import compare
     result = compare(pairs, level=args.level, population_size=_population_size(args), replicates=args.replicates,
                      seed=args.seed)
+    headlines = comparison_headlines(result)
     if args.json:
         out = result.to_dict()
+        if headlines:
+            out["headline"] = headlines["micro"].to_dict()
+            out["headlines"] = {kind: h.to_dict() for kind, h in headlines.items()}
+            for kind, h in headlines.items():
+                out["headlines"][kind]["verdict"] = comparison_verdict(h.interval)
+            out["headline"]["verdict"] = out["headlines"]["micro"]["verdict"]
         out["input"] = dict(pairs.source)
         if exclusions:
             out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in pairs.exclusions]
@@ -529,19 +536,44 @@ def _compare_pairs(args, pairs, exclusions: bool = True) -> int:
     return 0
 
 
+def comparison_headlines(result) -> dict:
+    """{kind: Headline} of a paired comparison's difference (:func:`perdoc.policy.lead`, the interval a
+    report of the same pairs leads its comparison with); {} for an unpaired one."""
+    from .study.policy import lead
+    if not result.paired or result.difference is None:
+        return {}
+    return {kind: lead(result.difference, kind, difference=True) for kind in ("micro", "macro")}
+
+
+def comparison_verdict(iv) -> str:
+    """``a_higher``, ``b_higher``, ``includes_zero`` or ``no_interval``: what an interval of A - B says."""
+    from .study.compare import verdict
+    return verdict(iv)
+
+
+#: Why a difference's row is left out of the table: the method does not apply to a difference.
+_NOT_FOR_A_DIFFERENCE = "defined for a binary (0/1) metric only"
+
+
 def format_comparison(result, pairs) -> str:
     a, b = result.names
     d = result.to_dict()
+    headlines = comparison_headlines(result)
     lines = [f"perdoc compare: {_source_name(pairs.source)}",
              f"{a} - {b}; K = {result.K} documents, N = {result.N:g} measurements, level = {result.level:g}; "
              + ("paired" if result.paired else "unpaired (delta method)"), ""]
+    lines += _comparison_answer(headlines, a, b, result.level)
     for estimand in ("micro", "macro"):
         block = d["difference"][estimand]
         lines.append(f"{estimand} difference: {block['estimate']:+.6g}   "
                      f"({a} {d['systems']['a'][estimand]['estimate']:.6g}, "
                      f"{b} {d['systems']['b'][estimand]['estimate']:.6g})")
+        hidden = []
         for method, v in block.items():
             if not isinstance(v, dict) or "ci" not in v:
+                continue
+            if not v["ci"] and str(v.get("reason") or "").startswith(_NOT_FOR_A_DIFFERENCE):
+                hidden.append(method)
                 continue
             se = "" if v.get("se") is None else f"{v['se']:.4g}"
             df = "" if v.get("df") is None else f"{v['df']:.3g}"
@@ -553,7 +585,12 @@ def format_comparison(result, pairs) -> str:
                 tag += "  <- not an interval: the set has several pieces"
             if v.get("out_of_range"):
                 tag += "  <- OUT OF RANGE"
+            h = headlines.get(estimand)
+            if h is not None and h.interval.method == method:
+                tag += "  <- leads" + ("" if h.basis == "census" else " (the default the coverage panel supports)")
             lines.append(f"  {method:<12} {v.get('label', ''):<46} {se:>9} {df:>7}  {ci}{tag}")
+        if hidden:
+            lines.append(f"  (not shown: {', '.join(hidden)}, {_NOT_FOR_A_DIFFERENCE}; a difference is not)")
         lines.append("")
     corr = d["correlation"]
     lines.append(f"correlation of the systems across documents: micro {_fmt(corr['micro'])}, "
@@ -568,6 +605,26 @@ def format_comparison(result, pairs) -> str:
     lines += _input_notes(pairs.source)
     lines += _exclusion_lines(pairs.exclusions)
     return "\n".join(lines)
+
+
+def _comparison_answer(headlines: dict, a: str, b: str, level: float) -> list[str]:
+    """The answer first: for each estimand, the difference's leading interval, the verdict in words
+    (as the report's summary box words it) and what chose the interval."""
+    words = {"a_higher": f"the interval lies above 0: {a} scores higher than {b} on the population",
+             "b_higher": f"the interval lies below 0: {b} scores higher than {a} on the population",
+             "includes_zero": "the interval includes 0: these documents do not show which system is better",
+             "no_interval": "no interval, so neither system can be called better"}
+    out = []
+    for kind, h in headlines.items():
+        iv = h.interval
+        ci = (f"{level:.0%} interval [{_bound(iv.ci.low, '+')}, {_bound(iv.ci.high, '+')}]" if iv.ci is not None
+              else f"no interval: {iv.reason}")
+        est = "" if iv.estimate is None else f"{iv.estimate:+.4g}, "
+        out.append(f"answer, {kind} difference {a} - {b}: {est}{ci}" + ("  (approximate)" if h.approximate else ""))
+        out.append(f"  verdict: {words[comparison_verdict(iv)]}")
+        out.append(f"  by {iv.method}: {iv.label}")
+        out.append(f"  why this interval: {headline_reason(h)}")
+    return out + ([""] if out else [])
 
 
 def _bound(x, sign: str = "") -> str:

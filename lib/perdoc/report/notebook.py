@@ -380,14 +380,8 @@ def _comparison_facts(a) -> dict | None:
         return None
     kind = a.study.estimand.kind
     ch, iv = _comparison_interval(a)
-    if iv is None or iv.ci is None:
-        verdict = "no_interval"
-    elif iv.ci.low > 0:
-        verdict = "a_higher"
-    elif iv.ci.high < 0:
-        verdict = "b_higher"
-    else:
-        verdict = "includes_zero"
+    from ..study.compare import verdict as _verdict
+    verdict = _verdict(iv)
     return {"systems": list(cmp.names), "paired": cmp.paired, "K": cmp.K,
             "estimate": cmp.to_dict()["difference"][kind]["estimate"],
             "method": None if iv is None else iv.method, "label": None if iv is None else iv.label,

@@ -29,7 +29,7 @@ from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, _estimate, _validate, es
 from ..reading.pairs import PairTable
 from ..methods.results import ConfidenceInterval, Estimates, Interval, _num
 
-__all__ = ["PairTable", "Comparison", "compare", "sign_flip_test", "EXACT_MAX_K"]
+__all__ = ["PairTable", "Comparison", "compare", "sign_flip_test", "EXACT_MAX_K", "verdict"]
 
 EXACT_MAX_K = 20  # 2^20 sign patterns
 
@@ -252,3 +252,15 @@ def _all_signed_sums(x: np.ndarray) -> np.ndarray:
     for v in x:
         sums = np.concatenate((sums + v, sums - v))
     return sums
+
+
+def verdict(iv) -> str:
+    """What an interval of a difference A - B says: ``a_higher`` (it lies above 0), ``b_higher`` (below
+    0), ``includes_zero``, or ``no_interval`` (None, or an interval without bounds)."""
+    if iv is None or iv.ci is None:
+        return "no_interval"
+    if iv.ci.low > 0:
+        return "a_higher"
+    if iv.ci.high < 0:
+        return "b_higher"
+    return "includes_zero"
