@@ -200,10 +200,11 @@ def lead(estimates, kind: str | None = None, simulation=None, *, difference: boo
     "census"), else the panel's default (:func:`default_method`), marked not checked. The CLI
     (``perdoc estimate``, ``perdoc compare``), the Python API and the report all call this.
 
-    A pseudo-population built from the sample (:func:`perdoc.pseudo.pseudo_check`) never chooses:
-    on the coverage panel's censuses its choice covered no better than the default while often
-    switching to a narrower method (``benchmarks/pseudo_switch.py``); a report shows it as a check
-    beside the headline, not as the reason for it."""
+    A pseudo-population built from the sample (:func:`perdoc.pseudo.pseudo_check`) never chooses: it
+    holds only documents like the sampled ones, so a method that looks best there is chosen on the
+    sample's own evidence, and the CLI, which does not run it, would lead otherwise. A report shows
+    it beside the headline as a qualifier. ``benchmarks/pseudo_switch.py`` measures, on the coverage
+    panel's censuses, how its choice covers against the default's (benchmarks/README.md)."""
     kind = kind or "micro"
     default = default_interval(estimates, kind, difference=difference)
     if simulation is None:
