@@ -181,7 +181,11 @@ def test_adapter_hook_attaches_exclusions_and_notes(monkeypatch, frame):
         return frame, [Exclusion(2, "no score")], ["read by a test adapter"]
 
     monkeypatch.setattr(adapters, "read", fake_read)
-    monkeypatch.setattr(adapters, "is_adapter", lambda fmt: fmt == "testfmt")
+    # the format registry (perdoc.reading.formats) is the one place that tells an adapter's format
+    from perdoc.reading import formats
+    real = formats.adapter_for
+    monkeypatch.setattr(formats, "adapter_for", lambda path, fmt=None: "testfmt" if fmt == "testfmt"
+                        else real(path, fmt))
     t = load_chunks("results.json", "doc", "hit", fmt="testfmt")
     assert calls == [("results.json", "testfmt", ["doc", "hit"])]
     assert t.source["notes"] == ["read by a test adapter"]
