@@ -73,6 +73,7 @@ from .methods.results import ConfidenceInterval, Diagnostics, Estimates, Interva
 from .reading.table import DocTable, Exclusion  # noqa: E402
 from .study.compare import Comparison, PairTable, compare  # noqa: E402
 from .study.estimate import estimate, estimate_design  # noqa: E402
+from .study.multi import MultiComparison, compare_many  # noqa: E402
 from .study.policy import Headline, lead  # noqa: E402
 
 # perdoc.estimate and perdoc.compare are the functions; their modules' old names point at the modules
@@ -84,7 +85,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DocTable", "Exclusion", "estimate", "estimate_design", "load_chunks", "load_docs", "load_pairs",
-    "PairTable", "Comparison", "compare", "lead", "Headline",
+    "PairTable", "Comparison", "compare", "compare_many", "MultiComparison", "lead", "Headline",
     "Estimates", "Interval", "ConfidenceInterval", "Diagnostics",
     "PerdocError", "InputError", "DataFileError", "ColumnError", "ParameterError",
 ]

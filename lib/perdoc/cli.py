@@ -82,17 +82,22 @@ def _add_estimate_parser(sub) -> None:
 
 
 def _add_compare_parser(sub) -> None:
-    """``perdoc compare``: two systems scored on the same documents (A - B)."""
-    c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B)",
+    """``perdoc compare``: two systems scored on the same documents (A - B), or several (every pair)."""
+    c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B), or several",
                        description="Paired comparison of two score columns on the same rows: per-document "
                                    "differences, every interval method, correlation, ties and a "
-                                   "document-level sign-flip randomization test.")
+                                   "document-level sign-flip randomization test. With several systems "
+                                   "(--vs B,C,D or --vs-run given more than once): every pair's difference "
+                                   "with its leading interval, p-values adjusted by Holm, a simultaneous "
+                                   "band and a ranking with rank intervals.")
     c.add_argument("data", nargs="?", help="CSV, TSV, Parquet or JSON Lines file, one row per chunk (or query), "
                                            "or an inspect_ai .eval log (or another --format); '-' for standard "
                                            "input (with --format); none with --backend or --trec-run")
     c.add_argument("--doc", help="document id column (a dotted path with an evaluation-framework --format)")
     c.add_argument("--score", metavar="A", help="score column of system A")
-    c.add_argument("--vs", metavar="B", help="score column of system B")
+    c.add_argument("--vs", metavar="B[,C,...]",
+                   help="score column of system B; several columns separated by commas (B,C,D) compare every "
+                        "pair of A, B, C, D (a column whose own name holds commas is taken whole)")
     c.add_argument("--unpaired", action="store_true",
                    help="allow rows scored by one system only (delta-method comparison)")
     c.add_argument("--population-size", type=_number("--population-size"), default=None, metavar="M",
@@ -115,7 +120,8 @@ def _add_plan_parser(sub) -> None:
                                     "(--sd; df = K - 1), or a params file: its census, else its dataset, is "
                                     "the pilot, and the plan follows the report's planning section (micro "
                                     "mean: CR2 with the Bell-McCaffrey df of K documents sized like the "
-                                    "pilot's; macro mean: t with K - 1 df).")
+                                    "pilot's; macro mean: t with K - 1 df). With --vs B it plans the paired "
+                                    "difference A - B from the pilot's paired spread.")
     pl.add_argument("--estimand", choices=["macro", "micro"], help="which mean (taken from --params if given)")
     pl.add_argument("--sd", type=_number("--sd"), metavar="S",
                     help="spread: sd of document rates (macro) or sd(u_d)/mean(n_d) (micro)")
@@ -136,6 +142,10 @@ def _add_plan_parser(sub) -> None:
                     help="degrees of freedom (default: the report's rule: bell-mccaffrey for the micro mean with "
                          "--params, the CR2 df of K documents sized like the pilot's; k-1 for the macro mean and "
                          "with --sd); k-1 plans the micro mean with t, K - 1 df and sd(u_d)/mean(n_d)")
+    pl.add_argument("--vs", metavar="B", default=None,
+                    help="with --params: plan the paired difference A - B of two systems, B being this score column "
+                         "of the pilot and A --score (default: the params' data.score); the spread is the pilot's "
+                         "paired spread, every pilot row scored by both")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
     from .cli_sample import add_plan_design_flags
     add_plan_design_flags(pl, _number, _integer)
@@ -206,7 +216,9 @@ def _add_trec_flags(p, compare: bool = False) -> None:
     p.add_argument("--trec-run", metavar="RUN", help="TREC run file (instead of DATA; with --qrels, --measure, "
                                                      "--doc-map)" + (": system A" if compare else ""))
     if compare:
-        p.add_argument("--vs-run", metavar="RUN", help="TREC run of system B, scored on the same queries")
+        p.add_argument("--vs-run", metavar="RUN", action="append",
+                       help="TREC run of system B, scored on the same queries; give it again for each further "
+                            "system (every pair is compared)")
     p.add_argument("--qrels", metavar="QRELS", help="TREC qrels file (relevance judgments)")
     p.add_argument("--measure", metavar="M", help="ir-measures measure, e.g. nDCG@10, RR, P@5, R@100, AP")
     p.add_argument("--doc-map", metavar="MAP", help="CSV/TSV with two columns: query id, document id")
@@ -456,10 +468,10 @@ def _estimate_params(args) -> int:
     if args.write_table:
         write_table(table, args.write_table, doc_name=study.data.doc)
     simulation = None if args.skip_simulation else _study_simulation(study, table)
-    from .study.policy import lead, with_lead
+    from .study.policy import lead, mark_leads
     kind = study.estimand.kind
     h = lead(result, kind, simulation)
-    result = with_lead(result, {h.interval.estimand: h.interval.method})
+    result = mark_leads(result, simulation)
     _print_estimates(args, result, table, study.data.aggregated, {kind: h})
     return 0
 
@@ -495,10 +507,28 @@ def _print_estimates(args, result, table, aggregated, headlines: dict | None = N
 
 
 def _compare(args) -> int:
+    from .errors import ColumnError
+    runs = args.vs_run or []
+    if len(runs) > 1:
+        return _compare_many(args, [args.trec_run, *runs], trec=True)
+    args = argparse.Namespace(**{**vars(args), "vs_run": runs[0] if runs else None})
+    try:
+        pairs, exclusions = _load_compare_pairs(args)
+    except ColumnError as err:
+        systems = _several_vs(args, err)
+        if systems is None:
+            raise
+        return _compare_many(args, systems)
+    return _compare_pairs(args, pairs, exclusions=exclusions)
+
+
+def _load_compare_pairs(args):
+    """``(pairs, exclusions)``: the pair table of --score and --vs (or of --trec-run and one --vs-run),
+    and whether the JSON lists the rows left out (the adapters' route)."""
     from .reading.io import load_pairs
     adapted = _adapted_input(args, compare=True)
     if adapted is not None:
-        return _compare_pairs(args, adapted)
+        return adapted, True
     missing = [f for f, v in (("--doc", args.doc), ("--score", args.score), ("--vs", args.vs)) if v is None]
     if missing:
         from .errors import ParameterError
@@ -507,9 +537,104 @@ def _compare(args) -> int:
     if args.data is None and args.backend is None:
         from .errors import ParameterError
         raise ParameterError("give a data file (or --backend URL --table NAME)")
-    pairs = load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired,
-                       **_input_options(args))
-    return _compare_pairs(args, pairs, exclusions=False)
+    return load_pairs(args.data, doc=args.doc, a=args.score, b=args.vs, unpaired=args.unpaired,
+                      **_input_options(args)), False
+
+
+def _several_vs(args, err) -> list[str] | None:
+    """--score and the columns of ``--vs B,C,...`` when the data has no column named the whole value
+    (``err``, the loader's ColumnError, says so); None otherwise."""
+    vs = args.vs
+    if vs is None or "," not in vs or args.score is None or \
+            not str(err).startswith((f"column '{vs}' not found", f"field '{vs}' not found")):
+        return None
+    return [args.score, *(name.strip() for name in vs.split(","))]
+
+
+def _compare_many(args, systems: list[str], trec: bool = False) -> int:
+    """Compare every pair of several systems (columns, or TREC runs with ``trec``) and print the pairs,
+    their Holm p-values and simultaneous band, and the ranking."""
+    import itertools
+    from .errors import ParameterError
+    from .study.multi import compare_many
+    flag = "--vs-run" if trec else "--vs"
+    names = _many_names(systems, flag, trec)
+    if args.unpaired:
+        raise ParameterError(f"--unpaired does not go with several {flag} systems: they are compared paired")
+    if not trec and args.data is not None and (args.data == "-" or not _regular_file(args.data)):
+        raise ParameterError(f"several {flag} systems read DATA once per pair: give a file, not standard input "
+                             "or a pipe")
+    tables = {(names[i], names[j]): _many_pair(args, systems[i], systems[j], flag if i else "--score", flag, trec)
+              for i, j in itertools.combinations(range(len(systems)), 2)}
+    result = compare_many(tables, names, level=args.level, population_size=_population_size(args),
+                          replicates=args.replicates, seed=args.seed)
+    source, exclusions = _many_input(tables)
+    if args.json:
+        out = result.to_dict()
+        out["input"] = dict(source)
+        out["input"]["exclusions"] = [{"rows": x.rows, "reason": x.reason} for x in exclusions]
+        print(json.dumps(out, indent=2))
+    else:
+        _print_text(format_many(result, source, exclusions))
+    return 0
+
+
+def _many_input(tables: dict) -> tuple[dict, list]:
+    """What the pairs' loaders said, once: the first pair's source with every pair's notes (each once),
+    the metric when all pairs agree on it, and every exclusion (each once)."""
+    first = next(iter(tables.values()))
+    source = dict(first.source)
+    notes, exclusions = [], []
+    for t in tables.values():
+        notes += [n for n in t.source.get("notes") or () if n not in notes]
+        exclusions += [x for x in t.exclusions if x not in exclusions]
+    metrics = {(a, b): t.source.get("metric") for (a, b), t in tables.items()}
+    if len(set(metrics.values())) > 1:
+        for key in ("metric", "metric_reason", "metric_declared"):
+            source.pop(key, None)
+        notes.append("the pairs' metrics differ: " + ", ".join(f"{a} - {b} {m}" for (a, b), m in metrics.items()))
+    source["notes"] = notes
+    return source, exclusions
+
+
+def _many_names(systems: list, flag: str, trec: bool) -> list[str]:
+    """The systems' names (a TREC run is named after its file, without the extension), checked: none
+    empty, none twice, at least two."""
+    import os
+    from .errors import ParameterError
+    names = [os.path.splitext(os.path.basename(str(s)))[0] if trec else s for s in systems]
+    if any(not n for n in names) or (trec and any(n in ("query", "doc") for n in names)):
+        raise ParameterError(f"{flag}: every system needs a name " + ("(a run file named other than 'query' or "
+                                                                      "'doc')" if trec else
+                                                                      "(an empty one was given: list them as B,C,D)"))
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:
+        first = "--trec-run" if trec else "--score"
+        raise ParameterError(f"{flag}: duplicate system '{dup}' (each system once, {first} included"
+                             + ("; runs are named after their files)" if trec else ")"))
+    if len(names) < 2:
+        raise ParameterError(f"{flag}: need at least 2 systems to compare (got {len(names)})")
+    return names
+
+
+def _regular_file(path) -> bool:
+    import os
+    return os.path.isfile(path) or not os.path.exists(path)
+
+
+def _many_pair(args, a: str, b: str, flag_a: str, flag_b: str, trec: bool):
+    """The pair table of systems ``a`` and ``b`` read as the two-system compare reads them; a missing
+    column is reported with the flag that named it."""
+    from .errors import ColumnError
+    change = {"trec_run": a, "vs_run": b} if trec else {"score": a, "vs": b}
+    try:
+        return _load_compare_pairs(argparse.Namespace(**{**vars(args), **change}))[0]
+    except ColumnError as err:
+        named = [f for f, name in ((flag_a, a), (flag_b, b))
+                 if str(err).startswith((f"column '{name}' ", f"field '{name}' "))]
+        if named:
+            raise ColumnError(f"{named[0]}: {err}") from None
+        raise
 
 
 def _compare_pairs(args, pairs, exclusions: bool = True) -> int:
@@ -607,6 +732,54 @@ def format_comparison(result, pairs) -> str:
     return "\n".join(lines)
 
 
+def format_many(result, source: dict, exclusions=()) -> str:
+    """Plain text of a comparison of several systems: one line per pair (difference, leading interval,
+    p, Holm p, simultaneous interval), then the ranking, then what the loaders said (``source``, the
+    rows left out)."""
+    d = result.to_dict()
+    band = d["band"]
+    how = (f"exact over {band['patterns']:,} sign patterns" if band["exact"] else
+           f"Monte Carlo, {band['draws']:,} sign patterns" if band["draws"] else "no pair to widen")
+    methods = sorted({f"{p.interval.method}: {p.interval.label}" for p in result.pairs})
+    lines = [f"perdoc compare: {_source_name(source)}",
+             f"{len(result.systems)} systems: {', '.join(result.systems)}; K = {result.K} documents, "
+             f"N = {result.N:g} measurements, level = {result.level:g}; paired", "",
+             f"every pair A - B: the micro difference, its leading interval ({', '.join(methods)}), the t test's p,",
+             f"Holm's p over the {len(result.pairs)} pairs, and the simultaneous band: critical value "
+             f"{_fmt_num(d['critical_value'])} (pointwise {_fmt_num(d['pointwise_critical_value'])}),",
+             f"max-|t| over the pairs with the same sign multipliers by document, {how}", ""]
+    width = max(len("pair"), *(len(p["label"]) for p in d["pairs"]))
+    pct = f"{result.level:.0%}"
+    lines.append(f"  {'pair':<{width}}  {'difference':>10}  {pct + ' interval':<20}  {'p':>8}  {'Holm p':>8}  "
+                 f"simultaneous {pct}")
+    for p in d["pairs"]:
+        lines.append(f"  {p['label']:<{width}}  {_bound(p['difference'], '+'):>10}  {_pair_ci(p['interval']):<20}  "
+                     f"{_fmt_p(p['p_value']):>8}  {_fmt_p(p['p_holm']):>8}  {_pair_ci(p['simultaneous'])}")
+    lines += ["", "ranking by micro mean (rank 1 = highest; ranks: those the simultaneous band allows)"]
+    width = max(len("system"), *(len(r["system"]) for r in d["ranking"]))
+    lines.append(f"  {'rank':>4}  {'system':<{width}}  {'micro':>10}  ranks")
+    for r in d["ranking"]:
+        lo, hi = r["rank_interval"]
+        lines.append(f"  {r['rank']:>4}  {r['system']:<{width}}  {_bound(r['micro']):>10}  "
+                     + (f"{lo}" if lo == hi else f"{lo}-{hi}"))
+    lines += [f"note: {note}" for note in d["notes"]]
+    lines += _input_notes(source)
+    lines += _exclusion_lines(exclusions)
+    return "\n".join(lines)
+
+
+def _pair_ci(ci) -> str:
+    return "no interval" if not ci else f"[{_bound(ci[0], '+')}, {_bound(ci[1], '+')}]"
+
+
+def _fmt_p(p) -> str:
+    return "—" if p is None else f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _fmt_num(x) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
 def _comparison_answer(headlines: dict, a: str, b: str, level: float) -> list[str]:
     """The answer first: for each estimand, the difference's leading interval, the verdict in words
     (as the report's summary box words it) and what chose the interval."""
@@ -645,6 +818,9 @@ def _fmt(x):
 def _plan(args) -> int:
     from .errors import ParameterError
     if args.frame is not None:
+        if args.vs is not None:
+            raise ParameterError("--vs does not go with --frame: --vs plans the paired difference of two systems "
+                                 "from a pilot (--params)")
         from .cli_sample import run_plan_designs
         return run_plan_designs(args, _print_text)
     if args.half_width is None:
@@ -654,11 +830,14 @@ def _plan(args) -> int:
                          rule=df_rule_key(args.df_rule))
     if args.params is None and args.pilot is not None:
         raise ParameterError("--pilot goes with --params (the study whose census or dataset is the pilot)")
-    if args.params is not None:
-        inputs = _plan_pilot(args, inputs)
-    inputs = _checked_plan_inputs(inputs)
-    plan = plan_k(inputs.sd, args.half_width, level=0.95 if inputs.level is None else inputs.level,
-                  population_size=inputs.M, estimand=inputs.estimand, sizes=inputs.sizes)
+    if args.vs is not None:
+        plan, inputs = _plan_vs(args, inputs)
+    else:
+        if args.params is not None:
+            inputs = _plan_pilot(args, inputs)
+        inputs = _checked_plan_inputs(inputs)
+        plan = plan_k(inputs.sd, args.half_width, level=0.95 if inputs.level is None else inputs.level,
+                      population_size=inputs.M, estimand=inputs.estimand, sizes=inputs.sizes)
     if args.json:
         print(json.dumps(_plan_json(plan, inputs), indent=2))
     else:
@@ -693,16 +872,30 @@ def _plan_pilot(args, inputs: _PlanInputs) -> _PlanInputs:
         raise ParameterError("give --sd or --params (the pilot), not both")
     study = load_params(args.params)
     table = load_study_table(study)
-    census = load_study_census(study) if args.pilot != "study" else None
-    if args.pilot == "census" and census is None:
-        raise ParameterError(f"--pilot census: {args.params} names no census (params key census.path)")
-    estimand = inputs.estimand or study.estimand.kind
-    table_used = census if census is not None else table
-    sd, sizes, rule, spread_rule = pilot_inputs(table_used, estimand, own_sample=census is None,
+    census = load_study_census(study) if _census_is_pilot(args, study) else None
+    inputs = _pilot_context(inputs, study, table, census)
+    pilot = census if census is not None else table
+    sd, sizes, rule, spread_rule = pilot_inputs(pilot, inputs.estimand, own_sample=census is None,
                                                 df_rule=inputs.rule)
-    problem = spread_problem(table_used, estimand, sd, source="census" if census is not None else "pilot")
+    problem = spread_problem(pilot, inputs.estimand, sd, source="census" if census is not None else "pilot")
     if problem:
         raise ParameterError(problem)
+    return replace(inputs, sd=sd, rule=rule, sizes=sizes, spread_rule=spread_rule)
+
+
+def _census_is_pilot(args, study) -> bool:
+    """Whether the pilot is the params' census: the default when they name one; --pilot chooses."""
+    from .errors import ParameterError
+    if args.pilot == "census" and study.census is None:
+        raise ParameterError(f"--pilot census: {args.params} names no census (params key census.path)")
+    return args.pilot != "study" and study.census is not None
+
+
+def _pilot_context(inputs: _PlanInputs, study, table, census) -> _PlanInputs:
+    """What the params' pilot fixes besides its spread: the estimand, M (as the report's planning
+    section takes it), the level, which pilot it is and its size. ``table`` is the study's own table,
+    ``census`` the census when it is the pilot, else None."""
+    pilot = census if census is not None else table
     M, design_note = inputs.M, None
     if M is None:
         M = _plan_population_size(study, table, census)
@@ -710,11 +903,63 @@ def _plan_pilot(args, inputs: _PlanInputs) -> _PlanInputs:
             design_note = (f"a plan for a simple random sample of documents ({study.name}'s design is "
                            f"{study.design.sampling.replace('_', '-')}), without the finite population "
                            "correction, as in the report; --population-size M adds it")
-    return replace(inputs, estimand=estimand, sd=sd, M=M, rule=rule, sizes=sizes, spread_rule=spread_rule,
+    return replace(inputs, estimand=inputs.estimand or study.estimand.kind, M=M,
                    level=inputs.level if inputs.level is not None else study.intervals.level,
-                   pilot="census" if census is not None else "study", pilot_k=table_used.K,
+                   pilot="census" if census is not None else "study", pilot_k=pilot.K,
                    source=f"{'census' if census is not None else 'pilot'}: {study.name} "
-                          f"(K = {table_used.K:,} documents)", design_note=design_note)
+                          f"(K = {pilot.K:,} documents)", design_note=design_note)
+
+
+def _plan_vs(args, inputs: _PlanInputs):
+    """``perdoc plan --vs B``: ``(plan, inputs)`` of the paired difference A - B, planned from the
+    params' pilot (census, else dataset) read as pairs, by the rules of a single system's plan."""
+    from .errors import ParameterError
+    from .study.params import load_params
+    from .study.plan import difference_problem, plan_difference
+    from .study.run import load_study_table
+    if args.params is None or inputs.sd is not None:
+        raise ParameterError("--vs plans from the paired spread of a pilot scored by both systems: give --params "
+                             "FILE (its census, else its dataset, is the pilot)"
+                             + ("" if inputs.sd is None else ", not --sd"))
+    study = load_params(args.params)
+    from_census = _census_is_pilot(args, study)
+    pairs = _pilot_pairs(args, study, census=from_census)
+    # the study's own table fixes M of a census design; the census read as pairs is the pilot
+    table = load_study_table(study) if from_census else pairs.system("a")
+    inputs = _whole_population(_pilot_context(inputs, study, table, pairs.system("a") if from_census else None))
+    problem = difference_problem(pairs, inputs.estimand, source="census" if from_census else "pilot")
+    if problem:
+        raise ParameterError(f"--vs {args.vs}: {problem}")
+    plan = plan_difference(pairs, args.half_width, estimand=inputs.estimand, level=inputs.level,
+                           population_size=inputs.M, own_sample=not from_census, df_rule=inputs.rule)
+    return plan, replace(inputs, sd=plan.sd, rule=plan.df_rule, spread_rule=plan.spread_rule,
+                         sizes=None if plan.df_rule == "K-1" else pairs.n_a)
+
+
+def _pilot_pairs(args, study, *, census: bool):
+    """The pilot (the params' census, else their dataset) read as pairs of --score (default: the
+    params' data.score) and --vs, every row scored by both; a refusal names the flag and its rule."""
+    from .errors import ColumnError, InputError, ParameterError
+    from .study.run import load_study_pairs
+    d, b = study.data, args.vs
+    a, a_flag = (args.score, "--score") if args.score is not None else (d.score, "data.score")
+    if d.trec is not None or d.score is None:
+        raise ParameterError(f"--vs {b} names a score column of per-chunk rows, and {args.params}'s data are "
+                             + ("a TREC run" if d.trec is not None else "a per-document table (data.n, data.s)"))
+    if a == b:
+        raise ParameterError(f"--vs {b} is the {a_flag} column: a plan for a difference needs two different "
+                             "score columns")
+    data = replace(d, score=a, compare_to=b)
+    if census:
+        data = replace(data, path=study.census, backend=None)
+    try:
+        return load_study_pairs(replace(study, data=data))
+    except ColumnError as err:
+        flag = f"--vs {b}" if str(err).startswith(f"column '{b}'") else f"{a_flag} {a}"
+        raise ParameterError(f"{flag} must name a score column of the pilot: {err}") from None
+    except InputError as err:
+        raise ParameterError(f"--vs {b}: the pilot cannot be read as pairs of {a} and {b} (a plan for the difference "
+                             f"needs at least 2 documents, every row scored by both): {err}") from None
 
 
 def _checked_plan_inputs(inputs: _PlanInputs) -> _PlanInputs:
@@ -727,6 +972,12 @@ def _checked_plan_inputs(inputs: _PlanInputs) -> _PlanInputs:
     if inputs.sizes is None and inputs.rule == "bell-mccaffrey":
         raise ParameterError("--df-rule bell-mccaffrey needs the document sizes of a pilot or census: give --params "
                              "(with --sd the degrees of freedom are K - 1)")
+    return _whole_population(inputs)
+
+
+def _whole_population(inputs: _PlanInputs) -> _PlanInputs:
+    """The inputs with M (when given) a whole number of documents."""
+    from .errors import ParameterError
     if inputs.M is None:
         return inputs
     if not float(inputs.M).is_integer():
@@ -755,17 +1006,22 @@ def _plan_text(plan, inputs: _PlanInputs) -> str:
                  f"{'census' if pilot == 'census' else 'pilot'}'s" if plan.df_rule == "bell-mccaffrey"
                  else "t with K - 1 df")
     rule_text += ", spread " + SPREAD_RULES.get(inputs.spread_rule, "given (--sd)").split(",")[0]
+    paired = getattr(plan, "unpaired_k", None) is not None   # a DifferencePlan (perdoc plan --vs)
+    if paired:
+        rule_text += " of the per-document differences A - B"
     if pilot is not None:
         default_rule = (plan.df_rule == "bell-mccaffrey") == (inputs.estimand == "micro")
         rule_text += (" (the report's rule)" if default_rule else
                       " (--df-rule k-1; the report's rule: CR2 with Bell-McCaffrey df)")
-    lines = [f"perdoc plan: {inputs.estimand} mean, spread S = {plan.sd:.4g} ({inputs.source}), "
-             f"level {plan.level:g}",
+    subject = (f"{inputs.estimand} difference {plan.a} - {plan.b}, paired spread" if paired
+               else f"{inputs.estimand} mean, spread")
+    lines = [f"perdoc plan: {subject} S = {plan.sd:.4g} ({inputs.source}), level {plan.level:g}",
              f"rule: {rule_text}",
              f"K = {plan.K} documents give a half-width of {plan.half_width:.4g} (target {plan.target:g})"
              + (f" with M = {plan.population_size:,}" if plan.population_size else "") + f", df {plan.df:.4g}"]
     if plan.K_without_fpc is not None:
         lines.append(f"without the finite population correction: K = {plan.K_without_fpc}")
+    lines += _plan_pairing_lines(plan) if paired else []
     lines += [f"note: {n}" for n in plan.notes]
     if pilot == "study" and plan.df_rule == "bell-mccaffrey" and pilot_k > 2:
         from .study.plan import planned_df
@@ -779,6 +1035,19 @@ def _plan_text(plan, inputs: _PlanInputs) -> str:
         lines.append(f"note: {inputs.design_note}")
     lines.append("note: an approximation (it ignores skewness): check the planned design by simulation")
     return "\n".join(lines)
+
+
+def _plan_pairing_lines(plan) -> list[str]:
+    """What pairing buys in a plan of the difference A - B: each system's own spread, their
+    correlation across documents, and the K that independent samples of each system would need."""
+    weights = " (each document weighted by its size, as the micro spread weighs it)" if plan.estimand == "micro" else ""
+    corr = ("undefined (a system's spread is 0)" if plan.correlation is None else f"{plan.correlation:.4f}")
+    census = " (the whole population)" if plan.population_size and plan.unpaired_k >= plan.population_size else ""
+    return [f"pairing: alone, {plan.a} has spread {plan.sd_a:.4g} and {plan.b} {plan.sd_b:.4g}; the correlation of "
+            f"their document rates{weights} is {corr}, so the paired spread sqrt(S_A^2 + S_B^2 - 2 r S_A S_B) "
+            f"is {plan.sd:.4g}",
+            f"unpaired: independent samples of each system (var_A + var_B, spread {plan.unpaired_sd:.4g}) would "
+            f"need K = {plan.unpaired_k} documents for each system{census}, against {plan.K} paired"]
 
 
 def _plan_population_size(study, table, census):

@@ -210,15 +210,15 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
 
 def led(study: Study, est: Estimates, comparison, simulation=None, pair_simulation=None):
     """``(est, comparison)`` with the role ``primary`` on the interval :func:`perdoc.policy.lead`
-    chooses for the study's estimand (and on the paired difference's), so that every table of the
-    report marks the headline's method. The CLI marks its tables with the same function."""
+    chooses for each estimand (and for the paired difference's), so that every table of the report
+    marks the headline's method and no table names a primary the simulation beside it did not
+    recommend. The CLI marks its tables with the same function (:func:`perdoc.policy.mark_leads`)."""
     from dataclasses import replace
-    from ..study.policy import with_lead
-    h = lead(est, study.estimand.kind, simulation).interval
-    est = with_lead(est, {h.estimand: h.method})
+    from ..study.policy import mark_leads
+    est = mark_leads(est, simulation)
     if comparison is not None and comparison.paired and comparison.difference is not None:
-        d = lead(comparison.difference, study.estimand.kind, pair_simulation, difference=True).interval
-        comparison = replace(comparison, difference=with_lead(comparison.difference, {d.estimand: d.method}))
+        comparison = replace(comparison, difference=mark_leads(comparison.difference, pair_simulation,
+                                                               difference=True))
     return est, comparison
 
 

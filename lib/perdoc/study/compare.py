@@ -84,6 +84,22 @@ class Comparison:
             "notes": list(self.notes),
         }
 
+    @property
+    def label(self) -> str:
+        """``"A - B"``: which difference this is."""
+        return f"{self.names[0]} - {self.names[1]}"
+
+    def tidy(self):
+        """One row per (estimand, method) of the difference A - B (a DataFrame): the columns of
+        :meth:`Estimates.tidy` after a ``comparison`` column holding ``"A - B"``. Paired, every
+        single-system method on the differences; unpaired, the delta-method intervals."""
+        if self.difference is not None:
+            frame = self.difference.tidy()
+        else:  # the unpaired intervals, in the same columns
+            frame = replace(self.systems[0], intervals=self.unpaired).tidy()
+        frame.insert(0, "comparison", self.label)
+        return frame
+
 
 def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | None = None,
             replicates: int = DEFAULT_REPLICATES, seed: int | None = DEFAULT_SEED) -> Comparison:

@@ -19,6 +19,14 @@ equal the realised CR2 df of that sample. The approximation still ignores skewne
 planned design by simulation (:mod:`perdoc.simulate`). :func:`pilot_inputs` gives the spread, sizes
 and rule the report's planning section (and ``perdoc plan --params``) takes from a pilot or census.
 
+Paired difference of two systems A and B scored on the same rows (``perdoc plan --vs``,
+:func:`plan_difference`): the same planner on the pilot's difference table (per document
+``D_d = s_Ad - s_Bd``, :meth:`PairTable.difference`), so the micro spread is ``sd(u_d) / nbar`` with
+``u_d = D_d - Delta n_d`` and the macro spread ``sd(r_Ad - r_Bd)``, by the same rules. Since
+``u_d = u_Ad - u_Bd``, ``S_D^2 = S_A^2 + S_B^2 - 2 rho S_A S_B``: the correlation rho of the systems
+across documents is what pairing cancels, and independent samples (``var_A + var_B``) would need the
+spread ``sqrt(S_A^2 + S_B^2)``.
+
 Stratified designs (strata by document size): the combined ratio estimator has
 ``V = (1/X^2) sum_h M_h^2 (1 - k_h/M_h) S_uh^2 / k_h`` with ``X`` the census total of n and
 ``S_uh`` the census SD of ``u_d`` in stratum h; allocations equal, proportional (``k_h ~ M_h``) or
@@ -28,16 +36,18 @@ Neyman (``k_h ~ M_h S_uh``, a stratum censused when its share exceeds ``M_h``, a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from ..methods._dist import t_ppf
 from ..errors import ParameterError
+from ..reading.pairs import PairTable
 from ..reading.table import DocTable
 
 __all__ = ["half_width", "plan_k", "spread", "spread_problem", "Plan", "plan_strata", "StrataPlan", "curve",
-           "planned_df", "planned_sizes", "DF_RULES", "df_rule_key", "pilot_inputs", "SPREAD_RULES"]
+           "planned_df", "planned_sizes", "DF_RULES", "df_rule_key", "pilot_inputs", "SPREAD_RULES",
+           "DifferencePlan", "plan_difference", "difference_problem"]
 
 #: The degrees-of-freedom rules of the planner (``Plan.df_rule``).
 DF_RULES = {"K-1": "t with K - 1 degrees of freedom",
@@ -245,7 +255,7 @@ def spread_problem(table: DocTable, estimand: str, sd: float | None = None, *,
         return f"No plan from this {source}: it has {K} document(s), and a spread needs at least 2."
     sd = spread(table, estimand) if sd is None else sd
     rate = np.asarray(table.rate, dtype=float)
-    flat = float(np.ptp(rate)) <= 1e-12 * max(1.0, float(np.max(np.abs(rate))))
+    flat = _flat(rate)
     if not (flat or not math.isfinite(sd) or sd <= 0):
         return None
     hint = (" (for rates between 0 and 1 the sd of the document rates is at most about 0.5, the most "
@@ -258,6 +268,103 @@ def spread_problem(table: DocTable, estimand: str, sd: float | None = None, *,
         why = f"its spread S = {sd!r} is not a positive number"
     return (f"No plan from this {source}: {why}. Give an assumed spread S instead, from a similar study{hint}: "
             f"perdoc plan --estimand {estimand} --sd S --half-width H.")
+
+
+def _flat(rate: np.ndarray) -> bool:
+    """Whether every document rate is the same, up to rounding."""
+    return float(np.ptp(rate)) <= 1e-12 * max(1.0, float(np.max(np.abs(rate))))
+
+
+# ---------------------------------------------------------------------------------- paired difference
+@dataclass(frozen=True)
+class DifferencePlan(Plan):
+    """A :class:`Plan` for the paired difference A - B (``sd`` is the pilot's paired spread), with
+    what pairing buys: each system's own spread, their correlation across documents, and the number
+    of documents per system that two independent samples (variance ``var_A + var_B``) would need."""
+
+    a: str = "a"
+    b: str = "b"
+    spread_rule: str = "sd_u"          # a key of SPREAD_RULES, as pilot_inputs took it
+    sd_a: float | None = None
+    sd_b: float | None = None
+    correlation: float | None = None   # None when a system's spread is 0
+    unpaired_sd: float | None = None
+    unpaired_k: int | None = None
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out["comparison"] = {"a": self.a, "b": self.b, "paired_sd": self.sd, "correlation": self.correlation,
+                             "unpaired_k": self.unpaired_k, "unpaired_sd": self.unpaired_sd,
+                             "sd_a": self.sd_a, "sd_b": self.sd_b}
+        return out
+
+
+def _difference_table(pairs: PairTable) -> DocTable:
+    """The per-document differences of paired systems (refused for anything else)."""
+    if not isinstance(pairs, PairTable):
+        raise ParameterError("pairs must be a perdoc PairTable (use perdoc.load_pairs)")
+    if not pairs.paired:
+        raise ParameterError("a plan for the difference of two systems needs both scores on every row (paired); "
+                             "these pairs are unpaired")
+    return pairs.difference()
+
+
+def difference_problem(pairs: PairTable, estimand: str, sd: float | None = None, *,
+                       source: str = "pilot") -> str | None:
+    """Why a paired pilot (or census) cannot plan the difference A - B: ``None`` when it can, else
+    one sentence. As :func:`spread_problem` on the differences: when every document's difference
+    has the same rate (the systems agree everywhere, or B is A shifted by one constant), the paired
+    spread is 0 and would claim that 2 documents reach any half-width."""
+    diff = _difference_table(pairs)
+    if spread_problem(diff, estimand, sd, source=source) is None:
+        return None
+    a, b = pairs.names
+    rate = np.asarray(diff.rate, dtype=float)
+    if diff.K >= 2 and _flat(rate):
+        why = (f"the paired spread is 0, because every one of its {diff.K:,} documents has the same difference rate "
+               f"({float(rate[0]):.4g}): the two systems agree on every document or differ by one constant, so "
+               "the pilot shows nothing of how the difference varies across documents, and a plan from it would "
+               "claim that K = 2 documents reach any half-width")
+    else:
+        why = f"its paired spread is not a positive number ({sd!r})"
+    return (f"No plan for the difference {a} - {b} can be made from this {source}: {why}. Plan from a pilot on "
+            f"which the systems differ unevenly, or give an assumed spread of the difference: "
+            f"perdoc plan --estimand {estimand} --sd S --half-width H.")
+
+
+def _implied_correlation(sd_a: float, sd_b: float, sd_d: float) -> float | None:
+    """The rho with ``sd_d^2 = sd_a^2 + sd_b^2 - 2 rho sd_a sd_b`` (None when a system does not vary)."""
+    if not sd_a > 0 or not sd_b > 0:
+        return None
+    return float(min(1.0, max(-1.0, (sd_a * sd_a + sd_b * sd_b - sd_d * sd_d) / (2.0 * sd_a * sd_b))))
+
+
+def plan_difference(pairs: PairTable, target: float, *, estimand: str = "micro", level: float = 0.95,
+                    population_size: int | None = None, own_sample: bool = False,
+                    df_rule: str | None = None) -> DifferencePlan:
+    """The smallest number of documents K whose interval of the paired difference A - B has a
+    half-width of at most ``target``, planned from a pilot (or census) whose rows carry both scores.
+
+    The spread and degrees of freedom are those a single system's plan takes from a pilot
+    (:func:`pilot_inputs`, with ``own_sample`` and ``df_rule`` as there), taken on the table of
+    per-document differences ``D_d = s_Ad - s_Bd``; the plan is :func:`plan_k`'s. For contrast, the
+    same rules on each system alone give ``S_A`` and ``S_B``, their correlation across documents
+    (``S_D^2 = S_A^2 + S_B^2 - 2 rho S_A S_B``), and the K per system that two independent samples
+    would need (spread ``sqrt(S_A^2 + S_B^2)``, the same degrees-of-freedom rule)."""
+    diff = _difference_table(pairs)
+    sd, sizes, rule, spread_rule = pilot_inputs(diff, estimand, own_sample=own_sample, df_rule=df_rule)
+    problem = difference_problem(pairs, estimand, sd)
+    if problem:
+        raise ParameterError(problem)
+    plan = plan_k(sd, target, level=level, population_size=population_size, estimand=estimand, sizes=sizes)
+    sd_a, sd_b = (pilot_inputs(pairs.system(x), estimand, own_sample=own_sample, df_rule=rule)[0] for x in "ab")
+    unpaired_sd = math.hypot(sd_a, sd_b)
+    unpaired = plan_k(unpaired_sd, target, level=level, population_size=population_size, sizes=sizes)
+    a, b = pairs.names
+    return DifferencePlan(**{f.name: getattr(plan, f.name) for f in fields(Plan)}, a=a, b=b,
+                          spread_rule=spread_rule, sd_a=sd_a, sd_b=sd_b,
+                          correlation=_implied_correlation(sd_a, sd_b, sd), unpaired_sd=unpaired_sd,
+                          unpaired_k=unpaired.K)
 
 
 def curve(sd: float, *, level: float = 0.95, population_size: int | None = None, k_max: int | None = None,

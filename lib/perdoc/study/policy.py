@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["default_method", "default_interval", "with_lead", "FRAME_MIN_K", "Headline", "choose_headline", "lead", "NOT_CHECKED"]
+__all__ = ["default_method", "default_interval", "with_lead", "mark_leads", "FRAME_MIN_K", "Headline",
+           "choose_headline", "lead", "NOT_CHECKED"]
 
 #: Methods shown only to warn (chunks treated as independent): they never lead.
 BASELINES = ("micro.wald_iid", "micro.wald_eff_n")
@@ -210,6 +211,22 @@ def lead(estimates, kind: str | None = None, simulation=None, *, difference: boo
     if simulation is None:
         return choose_headline(estimates, None, kind, basis="none", default=default)
     return choose_headline(estimates, simulation, kind, basis="census", default=default)
+
+
+def mark_leads(estimates, simulation=None, *, difference: bool = False):
+    """``estimates`` with the role ``primary`` on the interval :func:`lead` chooses for each estimand
+    (micro and macro), from the same simulation: the declared estimand's primary is its headline, and
+    the other estimand's primary is what the same evidence supports for it, never an older default
+    beside a simulation that recommends something else. Every interface marks its tables with it."""
+    if estimates is None:
+        return None
+    kinds = [k for k in ("micro", "macro") if any(iv.estimand == k for iv in estimates.intervals)]
+    methods = {}
+    for kind in kinds:
+        iv = lead(estimates, kind, simulation, difference=difference).interval
+        if iv is not None:
+            methods[iv.estimand] = iv.method
+    return with_lead(estimates, methods)
 
 
 def with_lead(estimates, methods: dict):
