@@ -1,9 +1,13 @@
-"""The teaching path (notebooks/teach) and its helpers (perdoc.teach): every notebook executes in a fresh
-kernel, is committed without outputs, its exercises have collapsed solutions that the checks accept;
-the coverage lab's callbacks give results that make sense; each check accepts the right answer and
-rejects wrong ones."""
+"""The teaching path (notebooks/teach, in Spanish in notebooks/teach/es) and its helpers (perdoc.teach):
+every notebook executes in a fresh kernel and is committed without outputs; each Spanish notebook runs
+the English one's code (only comments, printed words and parameter values differ) under Markdown
+written in Spanish; running the exercises top to bottom ("Run All") prints no solution, while
+teach.show_solution reveals one, right; the coverage lab's callbacks give results that make sense; each
+check accepts the right answer, rejects wrong ones and speaks the notebook's language."""
 
+import ast
 import math
+import re
 from pathlib import Path
 
 import nbformat
@@ -12,27 +16,51 @@ import papermill as pm
 import pytest
 from scipy import stats
 
-from perdoc import ParameterError, teach
+from perdoc import ParameterError, i18n, teach
 from perdoc.charts import to_svg
+from perdoc.checklist import METHOD_SOURCE
+from perdoc.methods import micro
 from perdoc.simulate import simulate
+from perdoc.study.plan import plan_k
 
 TEACH = Path(__file__).resolve().parents[1] / "notebooks" / "teach"
-NOTEBOOKS = sorted(TEACH.glob("*.ipynb"))
-# small parameters: the whole path runs in well under two minutes
+NOTEBOOKS_EN = sorted(TEACH.glob("*.ipynb"))
+NOTEBOOKS_ES = sorted((TEACH / "es").glob("*.ipynb"))
+NOTEBOOKS = NOTEBOOKS_EN + NOTEBOOKS_ES
+EXERCISES = {"en": "05_exercises", "es": "es/05_ejercicios"}
+LAB = {"en": "04_coverage_lab", "es": "es/04_laboratorio_de_cobertura"}
+# small parameters: the whole path runs in well under two minutes per language
 FAST = {"replicates": 199, "reps": 60}
+
+
+def key(path: Path) -> str:
+    """A notebook's name in these tests: its path under notebooks/teach without the suffix."""
+    return path.relative_to(TEACH).with_suffix("").as_posix()
 
 
 def read(path):
     return nbformat.read(path, as_version=4)
 
 
-def parameter_names(nb) -> set[str]:
-    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
-    names = set()
-    for c in cells:
-        for line in c.source.splitlines():
-            if "=" in line and not line.lstrip().startswith("#"):
-                names.add(line.split("=", 1)[0].strip())
+def code_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def is_parameters(cell) -> bool:
+    return "parameters" in cell.get("metadata", {}).get("tags", [])
+
+
+def is_solution(cell) -> bool:
+    return "solution" in cell.get("metadata", {}).get("tags", [])
+
+
+def parameter_names(nb) -> list[str]:
+    names = []
+    for c in nb.cells:
+        if is_parameters(c):
+            for line in c.source.splitlines():
+                if "=" in line and not line.lstrip().startswith("#"):
+                    names.append(line.split("=", 1)[0].strip())
     return names
 
 
@@ -41,20 +69,42 @@ def outputs_text(cell) -> str:
     for o in cell.get("outputs", []):
         if o.get("output_type") == "stream":
             parts.append(o.get("text", ""))
-        for key in ("text/plain", "text/html"):
-            if key in o.get("data", {}):
-                parts.append(str(o["data"][key]))
+        if o.get("output_type") == "error":
+            parts.append("\n".join([o.get("ename", ""), o.get("evalue", ""), *o.get("traceback", [])]))
+        for value in o.get("data", {}).values():
+            parts.append(str(value))
     return "\n".join(parts)
+
+
+def all_outputs(nb) -> str:
+    return "\n".join(outputs_text(c) for c in code_cells(nb))
+
+
+@pytest.fixture(autouse=True)
+def english():
+    """Every test starts in English and leaves the language as it found it."""
+    before = i18n.get_language()
+    i18n.set_language("en")
+    yield
+    i18n.set_language(before)
+
+
+@pytest.fixture
+def spanish():
+    i18n.set_language("es")
 
 
 # ====================================================================== the notebooks
 def test_the_path_is_there():
-    stems = [p.stem for p in NOTEBOOKS]
+    stems = [p.stem for p in NOTEBOOKS_EN]
     assert len(stems) >= 4 and stems == sorted(stems)
     assert "04_coverage_lab" in stems and "05_exercises" in stems
+    es = [p.stem for p in NOTEBOOKS_ES]
+    assert [s[:3] for s in es] == [s[:3] for s in stems]    # one Spanish notebook per English one, same order
+    assert "04_laboratorio_de_cobertura" in es and "05_ejercicios" in es
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=key)
 def test_committed_without_outputs(path):
     nb = read(path)
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
@@ -67,44 +117,46 @@ def test_committed_without_outputs(path):
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Every notebook of the path run top to bottom by papermill: a fresh kernel each, cwd = the
-    notebook's folder, small parameters."""
+    """Every notebook of the path, in both languages, run top to bottom by papermill: a fresh kernel
+    each, cwd = the notebook's folder, small parameters."""
     out = tmp_path_factory.mktemp("teach")
     done = {}
     for path in NOTEBOOKS:
         nb = read(path)
         params = {k: v for k, v in FAST.items() if k in parameter_names(nb)}
-        target = out / path.name
-        pm.execute_notebook(str(path), str(target), parameters=params, kernel_name="python3", cwd=str(TEACH),
-                            progress_bar=False)
-        done[path.stem] = read(target)
+        target = out / key(path).replace("/", "_")
+        pm.execute_notebook(str(path), str(target) + ".ipynb", parameters=params, kernel_name="python3",
+                            cwd=str(path.parent), progress_bar=False)
+        done[key(path)] = read(str(target) + ".ipynb")
     return done
 
 
-@pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS])
-def test_notebook_executes_without_error(executed, stem):
-    nb = executed[stem]
-    ran = [c for c in nb.cells if c.cell_type == "code"]
+@pytest.mark.parametrize("name", [key(p) for p in NOTEBOOKS])
+def test_notebook_executes_without_error(executed, name):
+    nb = executed[name]
+    ran = code_cells(nb)
     assert ran and all(c.execution_count is not None for c in ran)
     for c in ran:
         for o in c.get("outputs", []):
-            assert o.get("output_type") != "error", (stem, o.get("ename"), o.get("evalue"))
-            assert not (o.get("output_type") == "stream" and o.get("name") == "stderr"), (stem, o.get("text"))
+            assert o.get("output_type") != "error", (name, o.get("ename"), o.get("evalue"))
+            assert not (o.get("output_type") == "stream" and o.get("name") == "stderr"), (name, o.get("text"))
 
 
-def test_by_hand_notebooks_compare_with_perdoc():
+@pytest.mark.parametrize("paths", [NOTEBOOKS_EN, NOTEBOOKS_ES], ids=["en", "es"])
+def test_by_hand_notebooks_compare_with_perdoc(paths):
     """Notebooks 1 to 3 put a hand computation next to perdoc's and assert that they agree."""
-    for path in NOTEBOOKS[:3]:
-        src = "\n".join(c.source for c in read(path).cells if c.cell_type == "code")
+    for path in paths[:3]:
+        src = "\n".join(c.source for c in code_cells(read(path)))
         assert src.count("assert") >= 5, path.name
         assert "import perdoc" in src
 
 
-def test_lab_notebook_shows_a_result_without_widgets(executed):
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_lab_notebook_shows_a_result_without_widgets(executed, lang):
     """A static render reads well: a plain cell runs the lab with the default values and shows the chart
     (static SVG) and the table; the widgets cell only wires controls to perdoc.teach."""
-    nb = executed["04_coverage_lab"]
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    nb = executed[LAB[lang]]
+    code = code_cells(nb)
     widget_cells = [c for c in code if "ipywidgets" in c.source]
     assert len(widget_cells) == 1 and "teach.coverage_lab(" in widget_cells[0].source
     first_lab = next(c for c in code if "teach.show_lab(" in c.source and "ipywidgets" not in c.source)
@@ -112,41 +164,330 @@ def test_lab_notebook_shows_a_result_without_widgets(executed):
     shown = outputs_text(first_lab)
     assert "<svg" in shown and "micro.wald_iid" in shown and "micro.logit_cr2" in shown
     assert "def " not in "\n".join(c.source for c in code if c is not widget_cells[0])
+    words = {"en": ("Census:", "Coverage (nominal 95%)", "holds the nominal"),
+             "es": ("Censo:", "Cobertura (nominal", "alcanza el", "amplitud media")}[lang]
+    for w in words:
+        assert w in shown, (lang, w)
+    if lang == "es":
+        assert "Census:" not in shown and "Mean width" not in shown
 
 
-def test_solutions_are_collapsed_and_right(executed):
-    nb = executed["05_exercises"]
-    solutions = [c for c in nb.cells if "solution" in c.get("metadata", {}).get("tags", [])]
+# ====================================================================== the Spanish notebooks
+def _prose(value) -> bool:
+    """A string literal that is words for a reader (it holds a space), not a name the code uses."""
+    return isinstance(value, str) and any(ch.isspace() for ch in value)
+
+
+class _Shape(ast.NodeTransformer):
+    """Code with the wording of its sentences removed: prose literals become one placeholder, and the
+    prose parts of f-strings go (their expressions and format specs stay)."""
+
+    def visit_Constant(self, node):
+        return ast.Constant(value="<text>") if _prose(node.value) else node
+
+    def visit_JoinedStr(self, node):
+        kept = [v if isinstance(v, ast.Constant) else self.visit(v) for v in node.values
+                if not (isinstance(v, ast.Constant) and _prose(v.value))]
+        return ast.JoinedStr(values=kept)
+
+
+def code_shape(source: str) -> str:
+    """What a cell computes: its syntax tree without comments and without the words it prints."""
+    return ast.dump(_Shape().visit(ast.parse(source)))
+
+
+def test_code_shape_ignores_comments_and_words_only():
+    a = 'x = f(y, "micro")  # a comment\nprint(f"the mean {x:.4f} of {n} documents")'
+    b = 'x = f(y, "micro")  # un comentario\nprint(f"la media {x:.4f} de {n} documentos")'
+    assert code_shape(a) == code_shape(b)
+    for changed in ('x = f(y, "macro")\nprint(f"the mean {x:.4f} of {n} documents")',   # a name the code uses
+                    'x = f(y, "micro")\nprint(f"the mean {x:.3f} of {n} documents")',   # a format
+                    'x = f(y, "micro")\nprint(f"the mean {n} of {x:.4f} documents")',   # the numbers shown
+                    'x = g(y, "micro")\nprint(f"the mean {x:.4f} of {n} documents")'):
+        assert code_shape(changed) != code_shape(a), changed
+
+
+@pytest.mark.parametrize("en, es", list(zip(NOTEBOOKS_EN, NOTEBOOKS_ES)), ids=[p.stem for p in NOTEBOOKS_ES])
+def test_spanish_notebook_runs_the_english_code(en, es):
+    """Same cells in the same order, and the same code: apart from comments, the words of the sentences
+    it prints (string literals holding a space) and the parameters' values (a data path one folder
+    deeper, language = "es")."""
+    a, b = read(en), read(es)
+    assert [c.cell_type for c in a.cells] == [c.cell_type for c in b.cells]
+    assert [c.metadata.get("tags", []) for c in a.cells] == [c.metadata.get("tags", []) for c in b.cells]
+    assert parameter_names(a) == parameter_names(b)
+    for ca, cb in zip(code_cells(a), code_cells(b)):
+        if is_parameters(ca):
+            continue
+        assert code_shape(ca.source) == code_shape(cb.source), (es.name, ca.source[:200], cb.source[:200])
+    params = "\n".join(c.source for c in code_cells(b) if is_parameters(c))
+    assert "language" not in parameter_names(a) or 'language = "es"' in params
+    assert '"../../data/' not in params    # the Spanish notebooks are one folder deeper
+
+
+ENGLISH_WORDS = re.compile(r"\b(the|which|and|with|of|is|are|this|that|from|for|to|when|each|it)\b", re.I)
+SPANISH_WORDS = re.compile(r"\b(el|la|los|las|de|del|que|un|una|y|en|con|por|para|es|son)\b")
+CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def markdown_prose(path: Path) -> list[str]:
+    return [CODE_SPAN.sub(" ", c.source) for c in read(path).cells if c.cell_type == "markdown"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_ES, ids=lambda p: p.stem)
+def test_spanish_markdown_is_spanish(path):
+    for text in markdown_prose(path):
+        leftover = ENGLISH_WORDS.findall(text)
+        assert not leftover, (path.name, leftover, text[:200])
+        if len(text.split()) >= 8:
+            assert len(SPANISH_WORDS.findall(text)) >= 2, (path.name, text[:200])
+    joined = "\n".join(markdown_prose(path))
+    for word in ("documento", "fragmento"):
+        assert word in joined, (path.name, word)
+    assert re.search(r"[áéíóúñ]", joined)
+
+
+def test_the_language_checks_catch_english():
+    assert ENGLISH_WORDS.search("The documents are the sampling unit, which matters.")
+    assert not ENGLISH_WORDS.search("Los documentos son la unidad de muestreo, y eso importa.")
+
+
+def test_spanish_speaks_of_amplitud_and_intervalo():
+    text = "\n".join("\n".join(markdown_prose(p)) for p in NOTEBOOKS_ES)
+    for term in ("intervalo", "grados de libertad", "error estándar", "semiamplitud", "cobertura",
+                 "corrección por población finita", "efecto de diseño", "correlación intraclase"):
+        assert term in text, term
+    assert not re.search(r"\b(chunks?|leverage|width)\b", text, re.I)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_ES, ids=lambda p: p.stem)
+def test_spanish_notebooks_cite_the_source_in_their_introduction(path):
+    first = " ".join(read(path).cells[0].source.split())
+    assert METHOD_SOURCE["author"] in first and METHOD_SOURCE["title"] in first
+    assert METHOD_SOURCE["series"] in first and "11 de octubre de 2026" in first
+    assert "(in Spanish)" not in first
+
+
+def test_spanish_notebooks_link_to_each_other():
+    names = {p.name for p in NOTEBOOKS_ES}
+    for path in NOTEBOOKS_ES:
+        for link in re.findall(r"`(\d\d_\w+\.ipynb)`", "\n".join(c.source for c in read(path).cells)):
+            assert link in names or (TEACH.parent / link).exists(), (path.name, link)   # or a report section
+
+
+def test_spanish_notebooks_print_spanish(executed):
+    lab = all_outputs(executed[LAB["es"]])
+    assert "Censo:" in lab and "Census:" not in lab
+    exercises = all_outputs(executed[EXERCISES["es"]])
+    assert "Todavía no" in exercises and "Not yet" not in exercises
+    assert "¿Con qué frecuencia" in exercises    # the questions of exercise 2
+    first = all_outputs(executed["es/01_de_fragmentos_a_documentos"])
+    assert "fragmentos" in first and "escala logit" in first    # perdoc's method label, in Spanish
+    second = all_outputs(executed["es/02_intervalos_a_mano"])
+    assert "corrección por población finita" in second          # perdoc's note, in Spanish
+
+
+# ====================================================================== solutions: hidden from Run All
+def answer_forms() -> dict[str, list[str]]:
+    """What would give each exercise's answer away, as it could be printed: the numbers in both
+    languages' forms, and for exercise 2 the explanations printed for right answers."""
+    e = teach.PLAN_EXERCISE
+    K = plan_k(e["sd"], e["half_width"], level=e["level"], population_size=e["population_size"]).K
+    n, s = np.asarray(teach.CR2_EXERCISE["n"]), np.asarray(teach.CR2_EXERCISE["s"])
+    se, df = math.sqrt(micro.var_cr2(n, s)), micro.df_bell_mccaffrey(n)
+    forms = {"1": [rf"\b{K}\b"],
+             "3": [re.escape(f"{se:.{d}f}").replace(r"\.", "[.,]") for d in (3, 4, 5)],
+             "4": [re.escape(f"{df:.{d}f}").replace(r"\.", "[.,]") for d in (2, 3, 4)],
+             "2": [re.escape(why) for q in (teach.ESTIMAND_QUESTIONS, teach.ESTIMAND_QUESTIONS_ES)
+                   for _, _, why in q.values()]}
+    forms["2"] += [re.escape("All right."), re.escape("Todo correcto.")]
+    return forms
+
+
+def solution_lines(code: str) -> list[str]:
+    """A solution's lines of code, without comments, that are long enough to recognise."""
+    lines = [line.split("#", 1)[0].strip() for line in code.splitlines()]
+    return [line for line in lines if len(line) >= 12]
+
+
+def revealed(capsys, exercise, lang: str, **kw) -> str:
+    i18n.set_language(lang)
+    try:
+        capsys.readouterr()
+        teach.show_solution(exercise, **kw)
+        return capsys.readouterr().out
+    finally:
+        i18n.set_language("en")
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_show_solution_reveals_a_right_solution(capsys, lang):
+    forms = answer_forms()
+    assert sorted(teach.SOLUTIONS) == ["1", "2", "3", "4"]
+    right = {"en": "Right.", "es": "Correcto."}[lang]
+    for exercise in teach.SOLUTIONS:
+        out = revealed(capsys, int(exercise), lang)
+        code = teach.solution_code(exercise, lang)
+        assert code.rstrip().splitlines()[-1].startswith("teach.check_"), exercise   # the check confirms it
+        for line in solution_lines(code):
+            assert line in out, (exercise, line)
+        assert any(re.search(f, out) for f in forms[exercise]), (exercise, out[-300:])
+        if exercise == "2":
+            assert out.rstrip().endswith({"en": "All right.", "es": "Todo correcto."}[lang])
+        else:
+            assert right in out, out[-300:]
+        assert "Not yet" not in out and "Todavía no" not in out
+    assert revealed(capsys, "3", lang) == revealed(capsys, 3, lang)
+
+
+def test_show_solution_without_running_shows_the_code_only(capsys):
+    out = revealed(capsys, 3, "en", run=False)
+    assert "se_cr2 = np.sqrt(np.sum(u ** 2 / (1 - h))) / N" in out
+    assert "Right." not in out and not any(re.search(f, out) for f in answer_forms()["3"])
+
+
+@pytest.mark.parametrize("bad", [0, 5, "five", None, 1.0, True])
+def test_show_solution_names_the_exercises(bad):
+    with pytest.raises(ParameterError) as err:
+        teach.show_solution(bad)
+    assert str(err.value).startswith("exercise must be one of 1, 2, 3, 4")
+
+
+def test_solutions_are_the_same_code_in_both_languages():
+    for exercise, versions in teach.SOLUTIONS.items():
+        assert code_shape(versions["en"]) == code_shape(versions["es"]), exercise
+        assert versions["en"] != versions["es"]    # the comments are translated
+        assert re.search(r"[áéíóúñ¿]", versions["es"]), exercise
+
+
+def test_show_solution_leaves_the_learners_variables_alone(capsys):
+    answer = None
+    teach.show_solution(1)
+    capsys.readouterr()
+    assert answer is None and "k" not in globals() and "half_width" not in globals()
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_exercise_notebook_holds_no_solution(lang):
+    """The solution cells only say how to call teach.show_solution: they run no code, and no cell of the
+    notebook holds a solution's code or answer."""
+    nb = read(TEACH / f"{EXERCISES[lang]}.ipynb")
+    solutions = [c for c in nb.cells if is_solution(c)]
     checks = [name for name in teach.__all__ if name.startswith("check_")]
-    assert len(solutions) == len(checks) >= 4
-    for c in solutions:
-        assert c.cell_type == "code"
-        assert c.metadata.get("jupyter", {}).get("source_hidden") is True
-        text = outputs_text(c)
-        assert "Right." in text or "All right." in text, c.source[:80]
-        assert "Not yet" not in text and "not yet" not in text
+    assert len(solutions) == len(checks) == len(teach.SOLUTIONS) >= 4
+    for number, cell in enumerate(solutions, start=1):
+        assert cell.cell_type == "code"
+        assert ast.parse(cell.source).body == [], cell.source     # comments only: nothing runs
+        assert f"# teach.show_solution({number})" in cell.source
+    source = "\n".join(c.source for c in nb.cells)
+    for exercise, code in teach.SOLUTIONS.items():
+        shown = [line for line in solution_lines(code[lang]) if line in source]
+        assert len(shown) <= 1, (exercise, shown)     # at most a shared line such as teach.exercise_table()
+        for form in answer_forms()[exercise]:
+            if exercise != "1":
+                assert not re.search(form, source), (exercise, form)
     for name in checks:
-        # each check is called once for the student's answer (outside the solution) and once in a solution
-        asked = [c for c in nb.cells if c.cell_type == "code" and f"teach.{name}(" in c.source]
-        assert any(c in solutions for c in asked) and any(c not in solutions for c in asked), name
+        # each check is called for the student's answer, in a cell that is no solution cell
+        asked = [c for c in code_cells(nb) if f"teach.{name}(" in c.source]
+        assert asked and not any(is_solution(c) for c in asked), name
 
 
-def test_committed_solution_cells_are_collapsed():
-    for path in NOTEBOOKS:
-        for c in read(path).cells:
-            if "solution" in c.get("metadata", {}).get("tags", []):
-                assert c.metadata["jupyter"]["source_hidden"] is True, path.name
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_run_all_prints_no_solution(executed, lang, capsys):
+    """Running the exercises top to bottom, unanswered, shows no solution's code, no answer (in either
+    language's number format) and no explanation of a right answer."""
+    nb = executed[EXERCISES[lang]]
+    text = all_outputs(nb)
+    assert text.strip()      # the questions, the table and the checks' "not yet" do print
+    for exercise, forms in answer_forms().items():
+        for form in forms:
+            assert not re.search(form, text), (lang, exercise, form)
+        for other in ("en", "es"):
+            for line in solution_lines(teach.solution_code(exercise, other)):
+                assert line not in text, (lang, exercise, line)
+        shown = revealed(capsys, exercise, lang)
+        body = shown.split("\n", 1)[1]       # what show_solution prints, below its title
+        assert body.strip() not in text
+    for verdict in ("Right.", "Correcto.", "All right.", "Todo correcto.", "Solution of exercise",
+                    "Solución del ejercicio"):
+        assert verdict not in text, (lang, verdict)
+    for c in code_cells(nb):
+        if is_solution(c):
+            assert not c.get("outputs"), (lang, c.source)
 
 
-def test_student_cells_start_unanswered(executed):
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_student_cells_start_unanswered(executed, lang):
     """Before the student writes anything, the exercise cells say "not yet" (and do not fail)."""
-    nb = executed["05_exercises"]
-    student = [c for c in nb.cells if c.cell_type == "code" and "teach.check_" in c.source
-               and "solution" not in c.get("metadata", {}).get("tags", [])]
-    assert student
+    nb = executed[EXERCISES[lang]]
+    student = [c for c in code_cells(nb) if "teach.check_" in c.source and not is_solution(c)]
+    assert len(student) == 4
+    not_yet = {"en": ("Not yet", "Not all right yet"), "es": ("Todavía no",)}[lang]
     for c in student:
         assert "None" in c.source
-        assert "Not yet" in outputs_text(c) or "Not all right yet" in outputs_text(c)
+        assert any(w in outputs_text(c) for w in not_yet), outputs_text(c)
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_placeholders_are_not_yet(capsys, lang):
+    """A learner who leaves a `...` placeholder (or None) gets "not yet", never an error."""
+    i18n.set_language(lang)
+    not_yet = {"en": "Not yet.", "es": "Todavía no."}[lang]
+    for check in (teach.check_documents_needed, teach.check_cr2_se, teach.check_bm_df, teach.check_estimand):
+        for placeholder in (..., None):
+            assert check(placeholder) is False
+            assert capsys.readouterr().out.startswith(not_yet)
+    assert teach.check_estimand({"a": ..., "b": None, "c": "micro", "d": ...}) is False
+    out = capsys.readouterr().out
+    assert out.count({"en": "no answer yet", "es": "todavía sin respuesta"}[lang]) == 3
+
+
+# ====================================================================== the helpers in Spanish
+def test_checks_speak_spanish(capsys, spanish):
+    e = teach.PLAN_EXERCISE
+    plan = plan_k(e["sd"], e["half_width"], level=e["level"], population_size=e["population_size"])
+    assert teach.check_documents_needed(plan.K) is True
+    out = capsys.readouterr().out
+    assert out.startswith("Correcto. Con K = ") and "semiamplitud" in out
+    assert f"{plan.half_width:.4f}".replace(".", ",") in out
+    assert teach.check_documents_needed(plan.K_without_fpc) is False
+    out = capsys.readouterr().out
+    assert out.startswith("Todavía no.") and "corrección por población finita" in out
+    n, s = np.asarray(teach.CR2_EXERCISE["n"]), np.asarray(teach.CR2_EXERCISE["s"])
+    assert teach.check_cr2_se(math.sqrt(micro.var_cr1(n, s))) is False
+    out = capsys.readouterr().out
+    assert out.startswith("Todavía no. Ese es el error estándar CR1")
+    assert teach.check_bm_df(n.size - 1) is False and "grados de libertad" in capsys.readouterr().out
+    right = {k: answer for k, (_, answer, _) in teach.ESTIMAND_QUESTIONS.items()}
+    assert teach.check_estimand(right) is True
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("Todo correcto.") and out.count("correcto:") == len(right)
+    for wrong in (plan.K + 5, 0.5, "muchos"):
+        teach.check_documents_needed(wrong)
+    said = capsys.readouterr().out
+    assert not ENGLISH_WORDS.search(said.replace("answer", "")), said
+
+
+def test_estimand_questions_follow_the_language(spanish):
+    es = teach.estimand_questions()
+    assert es is teach.ESTIMAND_QUESTIONS_ES
+    assert list(es) == list(teach.ESTIMAND_QUESTIONS)
+    assert [v[1] for v in es.values()] == [v[1] for v in teach.ESTIMAND_QUESTIONS.values()]
+    i18n.set_language("en")
+    assert teach.estimand_questions() is teach.ESTIMAND_QUESTIONS
+
+
+def test_lab_speaks_spanish(spanish):
+    df = teach.coverage_lab(k=10, reps=100, seed=1)
+    assert list(df.label) == [teach.LAB_METHODS_ES[m] for m in df.method]
+    assert set(df.verdict) <= {"holds", "falls short"}          # the data keep English values
+    for line, row in zip(teach.lab_summary(df).splitlines(), df.itertuples()):
+        assert line.startswith(row.label) and "cubrió el valor del censo" in line
+        assert ("alcanza el 95" in line) == (row.verdict == "holds")
+    assert teach.census_line(df.attrs["census"]).startswith("Censo: 1000 documentos")
+    svg = to_svg(teach.coverage_chart(df))
+    assert "Amplitud media" in svg and "Cobertura (nominal" in svg and "Mean width" not in svg
+    assert set(teach.LAB_METHODS_ES) == set(teach.LAB_METHODS)
 
 
 # ====================================================================== the coverage lab's callbacks
