@@ -15,7 +15,7 @@ PY     := $(BIN)/python
 # optional extras installed by setup, e.g. `make test EXTRAS=test,frameworks` (what CI runs)
 EXTRAS ?= test
 
-.PHONY: setup report test test-all oracle bench coverage clean
+.PHONY: setup report test test-all oracle bench coverage catalogs clean
 
 setup: $(STAMP)
 
@@ -48,6 +48,15 @@ bench: setup
 # (benchmarks/coverage_panel.json, .md and the summary in benchmarks/README.md).
 coverage: setup
 	$(PY) benchmarks/coverage_panel.py --reps 2000 --replicates 499
+
+# The report's message catalogs (perdoc.i18n): extract the keys of tr, translate and N_ calls into
+# lib/perdoc/locale/perdoc.pot, add new keys to (and drop old ones from) the en and es .po files, and
+# compile them to the perdoc.mo files the report reads. Options: [tool.babel.*] in pyproject.toml.
+# A new key's texts are then written in both .po files and `make catalogs` run again.
+catalogs: setup
+	$(BIN)/pybabel extract
+	$(BIN)/pybabel update
+	$(BIN)/pybabel compile
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis lib/*.egg-info

@@ -1,5 +1,6 @@
-"""The report's languages: number formatting through Babel, the text chooser, cell selection,
-and the params/CLI plumbing of report.language."""
+"""The report's languages: number formatting through Babel, the message catalogs and the text
+chooser, cell selection, and the params/CLI plumbing of report.language (tests/test_catalogs.py checks
+the catalogs themselves)."""
 
 import pytest
 
@@ -47,6 +48,17 @@ def test_text_follows_the_current_language():
     assert i18n.L("Estimate", "Estimación") == "Estimate"
     with pytest.raises(PerdocError, match="fr"):
         i18n.set_language("fr")
+
+
+def test_catalog_messages_follow_the_current_language():
+    assert i18n.tr("box.summary") == "Summary" and i18n.translate("es", "box.summary") == "Resumen"
+    i18n.set_language("es")
+    assert i18n.tr("box.summary") == "Resumen" and i18n.translate("en", "box.summary") == "Summary"
+    assert i18n.tr("box.warning.no_interval", why="x") == "Sin intervalo: x."
+    assert i18n.tr("headline.title_no_interval", name="media micro", estimate="0,5", label="CR2", reason="r",
+                   fpc="") == "Media micro = 0,5: sin intervalo (CR2): r."     # {name!c}: first letter up
+    with pytest.raises(i18n.MissingMessage):
+        i18n.tr("no.such.key")
 
 
 def test_cells_of_the_other_language_are_left_out():

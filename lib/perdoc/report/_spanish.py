@@ -1,95 +1,116 @@
-"""Spanish names of perdoc's interval methods, in one place for every part of a Spanish report
-(the every-method table, the headline, the summary box, the checklist, the charts' long labels).
+"""The names of perdoc's interval methods in the report's language, in one place for every part of a
+report (the every-method table, the headline, the summary box, the checklist, the charts' long labels).
 
-The JSON keeps the English labels; :func:`label_es` gives the Spanish one for an English label,
-or None when the label is not known (callers then show the English one with Spanish numbers).
+The library labels each interval in English (``Interval.label``, kept as it is in the JSON). A name
+here is a message of the catalogs (:mod:`perdoc.i18n`) keyed by the interval's estimand and method id,
+``method.<estimand>.<method>``, with arguments for its variable parts: the wild bootstrap's weights
+(``{weights}``, from ``Interval.extra``) and the number of strata (``{strata}``). Where one method id
+has several names (``design`` under a stratified, two-stage or drawn sample; ``cr1`` and ``t`` of an
+unpaired comparison; ``calibrated`` on the logit scale or not) each is a variant of the key
+(``method.micro.design.stratified``), and the variant whose English text gives the interval's label
+is the one used. The English text of every name must give the library's label exactly: a label
+whose wording changed, or a method with no key here, raises :class:`UnknownMethod` instead of
+showing English in a Spanish report (tests/test_catalogs.py runs every method perdoc produces).
+The number of strata is not kept on the interval, so it is read from the label, at the place the
+English text puts it.
 """
 
 from __future__ import annotations
 
 import re
+import string
 
-__all__ = ["label_es"]
+from .i18n import N_, catalog, get_language, translate
 
-# Spanish names of the interval methods, keyed by the English label the library gives them.
-_LABELS_ES = {
-    "CR1, t with K-1 df": "CR1, t con K-1 grados de libertad",
-    "CR2, Bell-McCaffrey df": "CR2, grados de libertad de Bell-McCaffrey",
-    "CR2, Imbens-Kolesar df": "CR2, grados de libertad de Imbens-Kolesár",
-    "CR3 (jackknife), t with K-1 df": "CR3 (jackknife), t con K-1 grados de libertad",
-    "t on document rates, K-1 df": "t sobre las tasas por documento, K-1 grados de libertad",
-    "bootstrap-t by document (replicate CR1)": "bootstrap-t por documento (CR1 de cada réplica)",
-    "bootstrap-t by document (replicate sd/sqrt(K))": "bootstrap-t por documento (sd/sqrt(K) de cada réplica)",
-    "percentile bootstrap by document": "bootstrap percentil por documento",
-    "Korn-Graubard (beta), in [0, 1]": "Korn-Graubard (beta), en [0; 1]",
-    "logit, in [0, 1]": "logit, en [0; 1]",
-    "Wilson with effective n, in [0, 1]": "Wilson con n efectivo, en [0; 1]",
-    "jackknife bias-corrected ratio, jackknife se, t with K-1 df":
-        "razón corregida por sesgo con jackknife, error estándar jackknife, t con K-1 grados de libertad",
-    "logit scale, CR2 se, Bell-McCaffrey df, in [0, 1]":
-        "escala logit, error estándar CR2, grados de libertad de Bell-McCaffrey, en [0; 1]",
-    "atanh scale, CR2 se, Bell-McCaffrey df, in [-1, 1]":
-        "escala atanh, error estándar CR2, grados de libertad de Bell-McCaffrey, en [-1; 1]",
-    "bootstrap-t on the logit scale by document (replicate CR1), in [0, 1]":
-        "bootstrap-t por documento en escala logit (CR1 de cada réplica), en [0; 1]",
-    "bootstrap-calibrated (prepivoted) logit CR2, Bell-McCaffrey df, in [0, 1]":
-        "CR2 en escala logit calibrado por bootstrap (prepivotado), grados de libertad de Bell-McCaffrey, en [0; 1]",
-    "bootstrap-calibrated (prepivoted) CR2, Bell-McCaffrey df":
-        "CR2 calibrado por bootstrap (prepivotado), grados de libertad de Bell-McCaffrey",
-    "bootstrap-calibrated (prepivoted) t on the logit of the macro mean, in [0, 1]":
-        "t sobre el logit de la media macro calibrado por bootstrap (prepivotado), en [0; 1]",
-    "bootstrap-calibrated (prepivoted) t on document rates, K-1 df":
-        "t sobre las tasas por documento calibrado por bootstrap (prepivotado), K-1 grados de libertad",
-    "Wald iid (chunks as cases)": "Wald iid (cada fragmento como un caso)",
-    "Wald, effective n = N/DEFF": "Wald con n efectivo = N/DEFF",
-    "two-stage ratio to size, t with K-1 df": "razón al tamaño en dos etapas, t con K-1 grados de libertad",
-    "delta method, CR1, t with K-1 df": "método delta, CR1, t con K-1 grados de libertad",
-    "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df":
-        "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de libertad de "
-        "Bell-McCaffrey",
-    "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df":
-        "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error estándar HC2, grados de "
-        "libertad de Bell-McCaffrey",
-    "frame: prediction, ratio model, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]":
-        "marco muestral: predicción con el modelo de razón, error estándar HC2, grados de libertad de "
-        "Bell-McCaffrey, escala logit, en [0; 1]",
-    "frame: prediction, rate linear in log size, HC2 se, Bell-McCaffrey df, logit scale, in [0, 1]":
-        "marco muestral: predicción con la tasa lineal en el logaritmo del tamaño, error estándar HC2, grados de "
-        "libertad de Bell-McCaffrey, escala logit, en [0; 1]",
-    "frame: prediction, rate linear in the size's rank in the frame, HC2 se, Bell-McCaffrey df":
-        "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro del marco, error estándar "
-        "HC2, grados de libertad de Bell-McCaffrey",
-    "frame: prediction, rate linear in the size's rank in the frame, HC2 se, Bell-McCaffrey df, logit scale, "
-    "in [0, 1]":
-        "marco muestral: predicción con la tasa lineal en el rango del tamaño dentro del marco, error estándar "
-        "HC2, grados de libertad de Bell-McCaffrey, escala logit, en [0; 1]",
-    "frame: GREG (calibrated to the frame's documents and chunks), design-based se, K-2 df":
-        "marco muestral: GREG (calibrado a los documentos y fragmentos del marco), error estándar según el "
-        "diseño, K-2 grados de libertad",
-    "frame: GREG (calibrated to the frame's documents and chunks), design-based se, K-2 df, logit scale, in [0, 1]":
-        "marco muestral: GREG (calibrado a los documentos y fragmentos del marco), error estándar según el "
-        "diseño, K-2 grados de libertad, escala logit, en [0; 1]",
-    "design-based (Hajek ratio)": "según el diseño (razón de Hájek)",
-    "design-based (weighted document rates)": "según el diseño (tasas por documento ponderadas)",
-    "design-based, on the logit scale": "según el diseño, en escala logit",
-    "t on per-document differences (documents scored by both)":
-        "t sobre las diferencias por documento (documentos evaluados con ambos sistemas)",
+__all__ = ["METHOD_KEYS", "UnknownMethod", "method_message", "method_name", "label_name"]
+
+
+class UnknownMethod(LookupError):
+    """An interval method with no name in the catalogs (or whose label no longer matches its name)."""
+
+
+#: The message keys of the interval methods' names, by (estimand, method id); several keys are the
+#: variants of one method id.
+METHOD_KEYS = {
+    ("micro", "cr1"): (N_("method.micro.cr1"), N_("method.micro.cr1.delta")),
+    ("micro", "cr2"): (N_("method.micro.cr2"),),
+    ("micro", "cr2_ik"): (N_("method.micro.cr2_ik"),),
+    ("micro", "cr3"): (N_("method.micro.cr3"),),
+    ("micro", "jackknife_bc"): (N_("method.micro.jackknife_bc"),),
+    ("micro", "korn_graubard"): (N_("method.micro.korn_graubard"),),
+    ("micro", "logit"): (N_("method.micro.logit"),),
+    ("micro", "wilson"): (N_("method.micro.wilson"),),
+    ("micro", "logit_cr2"): (N_("method.micro.logit_cr2"),),
+    ("micro", "atanh_cr2"): (N_("method.micro.atanh_cr2"),),
+    ("micro", "frame_ratio"): (N_("method.micro.frame_ratio"),),
+    ("micro", "frame_loglinear"): (N_("method.micro.frame_loglinear"),),
+    ("micro", "frame_rank"): (N_("method.micro.frame_rank"),),
+    ("micro", "logit_frame_ratio"): (N_("method.micro.logit_frame_ratio"),),
+    ("micro", "logit_frame_loglinear"): (N_("method.micro.logit_frame_loglinear"),),
+    ("micro", "logit_frame_rank"): (N_("method.micro.logit_frame_rank"),),
+    ("micro", "greg"): (N_("method.micro.greg"),),
+    ("micro", "logit_greg"): (N_("method.micro.logit_greg"),),
+    ("micro", "bootstrap_t"): (N_("method.micro.bootstrap_t"),),
+    ("micro", "percentile"): (N_("method.micro.percentile"),),
+    ("micro", "wild"): (N_("method.micro.wild"),),
+    ("micro", "bootstrap_t_logit"): (N_("method.micro.bootstrap_t_logit"),),
+    ("micro", "calibrated"): (N_("method.micro.calibrated"), N_("method.micro.calibrated.logit")),
+    ("micro", "wald_iid"): (N_("method.micro.wald_iid"),),
+    ("micro", "wald_eff_n"): (N_("method.micro.wald_eff_n"),),
+    ("micro", "design"): (N_("method.micro.design.stratified"), N_("method.micro.design.two_stage"),
+                          N_("method.micro.design.drawn")),
+    ("micro", "logit_design"): (N_("method.micro.logit_design"),),
+    ("macro", "t"): (N_("method.macro.t"), N_("method.macro.t.differences")),
+    ("macro", "bootstrap_t"): (N_("method.macro.bootstrap_t"),),
+    ("macro", "percentile"): (N_("method.macro.percentile"),),
+    ("macro", "calibrated"): (N_("method.macro.calibrated"), N_("method.macro.calibrated.logit")),
+    ("macro", "design"): (N_("method.macro.design.stratified"), N_("method.macro.design.drawn")),
+    ("macro", "logit_design"): (N_("method.macro.logit_design"),),
 }
-_LABEL_PATTERNS_ES = (
-    (re.compile(r"wild cluster bootstrap \((\w+)\)"), r"bootstrap salvaje por conglomerados (\1)"),
-    (re.compile(r"combined ratio, stratified \((\d+) strata\), t with K-H df"),
-     r"razón combinada estratificada (\1 estratos), t con K-H grados de libertad"),
-    (re.compile(r"stratified mean of document rates \((\d+) strata\), t with K-H df"),
-     r"media estratificada de las tasas por documento (\1 estratos), t con K-H grados de libertad"),
-)
 
 
+def _args_for(key: str, label: str, known: dict) -> dict | None:
+    """The arguments that make the English text of ``key`` read ``label`` (None if none do): those the
+    interval gives (``known``), the others read from the label where the English text puts them."""
+    parts = string.Formatter().parse(catalog("en").gettext(key))
+    pattern = "".join(re.escape(text) + (f"(?P<{name}>.+?)" if name else "") for text, name, _, _ in parts)
+    m = re.fullmatch(pattern, label)
+    if m is None:
+        return None
+    args = {name: known.get(name, value) for name, value in m.groupdict().items()}
+    return args if translate("en", key, **args) == label else None
 
-def label_es(label: str) -> str | None:
-    """The Spanish name of the interval method labelled ``label`` in English, or None."""
-    if label in _LABELS_ES:
-        return _LABELS_ES[label]
-    for pattern, repl in _LABEL_PATTERNS_ES:
-        if pattern.fullmatch(label):
-            return pattern.sub(repl, label)
+
+def method_message(iv) -> tuple[str, dict]:
+    """The message key of an interval's method name and its arguments; :class:`UnknownMethod` when the
+    catalogs have no name for the method, or none whose English text is the interval's label."""
+    keys = METHOD_KEYS.get((iv.estimand, iv.method))
+    if keys is None:
+        raise UnknownMethod(f"interval method {iv.estimand}.{iv.method} ({iv.label!r}) has no name in the message "
+                            "catalogs: add it to METHOD_KEYS in perdoc/report/_spanish.py and to both .po files")
+    known = {"weights": (iv.extra or {}).get("weights")}
+    known = {k: v for k, v in known.items() if v is not None}
+    for key in keys:
+        args = _args_for(key, iv.label, known)
+        if args is not None:
+            return key, args
+    raise UnknownMethod(f"the label {iv.label!r} of interval method {iv.estimand}.{iv.method} is not the English "
+                        f"text of any of its names ({', '.join(keys)}): update the catalogs (make catalogs)")
+
+
+def method_name(iv, lang: str | None = None) -> str:
+    """The name of an interval's method in ``lang`` (default: the report's language); in English it
+    is the interval's label itself."""
+    key, args = method_message(iv)
+    return translate(lang or get_language(), key, **args)
+
+
+def label_name(label: str, lang: str | None = None) -> str | None:
+    """The name in ``lang`` of the interval method whose English label is ``label``, found among every
+    method's English text (for callers that hold only the label); None when no name gives it."""
+    for keys in METHOD_KEYS.values():
+        for key in keys:
+            args = _args_for(key, label, {})
+            if args is not None:
+                return translate(lang or get_language(), key, **args)
     return None

@@ -17,8 +17,9 @@ Text that comes from the data (document ids) is passed to Vega as data, never sp
 Vega's SVG renderer escapes it, so an id such as ``<script>`` cannot become an element.
 
 Charts follow the report's language (:mod:`perdoc.i18n`): titles, axis titles, legends and captions
-through ``L(en, es)``, numbers in captions and marks through :func:`perdoc.i18n.num`, and axis ticks
-through Vega's number locale (:data:`FORMAT_LOCALES`, handed to vl-convert by :func:`to_svg`).
+come from the message catalogs (:func:`perdoc.i18n.tr`), numbers in captions and marks through
+:func:`perdoc.i18n.num`, and axis ticks through Vega's number locale (:data:`FORMAT_LOCALES`, handed
+to vl-convert by :func:`to_svg`).
 Counts (documents, replicates) get whole-number ticks; one format per quantity (:data:`FORMATS`).
 """
 
@@ -33,7 +34,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .i18n import L, THIN, get_language, integer, interval, num, pct
+from .i18n import N_, THIN, get_language, integer, interval, num, pct, tr
 from ..methods.results import Estimates, Interval
 from ..reading.table import DocTable
 
@@ -93,7 +94,7 @@ def _data(df: pd.DataFrame) -> pd.DataFrame:
 
 def _num(x: float, digits: int = 3) -> str:
     if x is None or not math.isfinite(float(x)):
-        return L("n/a", "n. d.")
+        return tr("chart.not_available")
     x = float(x)
     if x.is_integer() and abs(x) < 1e15:
         return integer(x)
@@ -102,8 +103,8 @@ def _num(x: float, digits: int = 3) -> str:
 
 def _unit(unit: str) -> str:
     """The measured unit in the report's language (``chunks`` -> ``fragmentos``)."""
-    return {"chunks": L("chunks", "fragmentos"), "queries": L("queries", "consultas"),
-            "measurements": L("measurements", "mediciones")}.get(unit, unit)
+    return {"chunks": tr("unit.chunks"), "queries": tr("unit.queries"),
+            "measurements": tr("unit.measurements")}.get(unit, unit)
 
 
 def baseline_text(iv) -> str | None:
@@ -111,50 +112,56 @@ def baseline_text(iv) -> str | None:
     if iv.role != "baseline":
         return None
     if iv.method == "wald_iid":
-        return L("baseline: chunks as cases", "referencia: fragmentos como casos")
+        return tr("chart.baseline.wald_iid")
     if iv.method == "wald_eff_n":
-        return L("baseline: N/DEFF as cases", "referencia: N/DEFF como casos")
-    return L("baseline: every measurement as a case", "referencia: cada medición como un caso")
+        return tr("chart.baseline.wald_eff_n")
+    return tr("chart.baseline.other")
 
 
+#: The short name of each interval method on a chart's axis, by method id (message keys).
 _SHORT = {
-    "cr1": ("CR1, t", "CR1, t"),
-    "cr2": ("CR2, Bell-McCaffrey", "CR2, Bell-McCaffrey"),
-    "cr2_ik": ("CR2, Imbens-Kolesar", "CR2, Imbens-Kolesar"),
-    "cr3": ("CR3 (jackknife), t", "CR3 (jackknife), t"),
-    "jackknife_bc": ("jackknife bias-corrected", "jackknife corregido por sesgo"),
-    "korn_graubard": ("Korn-Graubard (beta)", "Korn-Graubard (beta)"),
-    "logit": ("logit, effective n", "logit, n efectivo"),
-    "wilson": ("Wilson, effective n", "Wilson, n efectivo"),
-    "logit_cr2": ("logit CR2, Bell-McCaffrey", "CR2 logit, Bell-McCaffrey"),
-    "atanh_cr2": ("atanh CR2, Bell-McCaffrey", "CR2 atanh, Bell-McCaffrey"),
-    "bootstrap_t": ("bootstrap-t by document", "bootstrap-t por documento"),
-    "percentile": ("percentile bootstrap", "bootstrap de percentiles"),
-    "wild": ("wild cluster bootstrap", "bootstrap salvaje"),
-    "bootstrap_t_logit": ("logit bootstrap-t by document", "bootstrap-t logit por documento"),
-    "calibrated": ("bootstrap-calibrated", "calibrado por bootstrap"),
-    "wald_iid": ("Wald iid (chunks as cases)", "Wald iid (fragmentos como casos)"),
-    "wald_eff_n": ("Wald, effective n = N/DEFF", "Wald, n efectivo = N/DEFF"),
-    "t": ("t on document rates", "t sobre tasas por documento"),
-    "design": ("design-based, t", "según el diseño, t"),
-    "frame_ratio": ("frame, ratio model", "marco, modelo de razón"),
-    "frame_loglinear": ("frame, rate linear in log size", "marco, tasa lineal en log del tamaño"),
-    "logit_frame_ratio": ("logit frame, ratio model", "marco logit, modelo de razón"),
-    "logit_frame_loglinear": ("logit frame, rate linear in log size", "marco logit, tasa lineal en log del tamaño"),
-    "frame_rank": ("frame, rate linear in size rank", "marco, tasa lineal en el rango del tamaño"),
-    "logit_frame_rank": ("logit frame, rate linear in size rank", "marco logit, tasa lineal en el rango del tamaño"),
-    "greg": ("frame GREG, design-based", "marco GREG, según el diseño"),
-    "logit_greg": ("logit frame GREG, design-based", "marco GREG logit, según el diseño"),
-    "logit_design": ("design-based, logit t", "según el diseño, t logit"),
+    "cr1": N_("chart.short.cr1"),
+    "cr2": N_("chart.short.cr2"),
+    "cr2_ik": N_("chart.short.cr2_ik"),
+    "cr3": N_("chart.short.cr3"),
+    "jackknife_bc": N_("chart.short.jackknife_bc"),
+    "korn_graubard": N_("chart.short.korn_graubard"),
+    "logit": N_("chart.short.logit"),
+    "wilson": N_("chart.short.wilson"),
+    "logit_cr2": N_("chart.short.logit_cr2"),
+    "atanh_cr2": N_("chart.short.atanh_cr2"),
+    "bootstrap_t": N_("chart.short.bootstrap_t"),
+    "percentile": N_("chart.short.percentile"),
+    "wild": N_("chart.short.wild"),
+    "bootstrap_t_logit": N_("chart.short.bootstrap_t_logit"),
+    "calibrated": N_("chart.short.calibrated"),
+    "wald_iid": N_("chart.short.wald_iid"),
+    "wald_eff_n": N_("chart.short.wald_eff_n"),
+    "t": N_("chart.short.t"),
+    "design": N_("chart.short.design"),
+    "frame_ratio": N_("chart.short.frame_ratio"),
+    "frame_loglinear": N_("chart.short.frame_loglinear"),
+    "logit_frame_ratio": N_("chart.short.logit_frame_ratio"),
+    "logit_frame_loglinear": N_("chart.short.logit_frame_loglinear"),
+    "frame_rank": N_("chart.short.frame_rank"),
+    "logit_frame_rank": N_("chart.short.logit_frame_rank"),
+    "greg": N_("chart.short.greg"),
+    "logit_greg": N_("chart.short.logit_greg"),
+    "logit_design": N_("chart.short.logit_design"),
 }
 
 
 def short_label(iv) -> str:
     """A short name of an interval method for a chart's axis, with its degrees of freedom."""
-    en, es = _SHORT.get(iv.method, (iv.label, iv.label))
-    label = L(en, es)
+    key = _SHORT.get(iv.method)
+    if key is None:   # a method without a short name: its full name
+        from .notebook import method_label
+        label = method_label(iv)
+    else:
+        label = tr(key)
     if iv.df is not None and math.isfinite(iv.df):
-        label = f"{label} ({L('df', 'gl')} {num(iv.df, FORMATS['df'])})"
+        df = tr("chart.df")
+        label = f"{label} ({df} {num(iv.df, FORMATS['df'])})"
     return label
 
 
@@ -194,23 +201,18 @@ def size_distribution(table: DocTable, *, unit: str = "chunks") -> Chart:
     df = df[df["documents"] > 0]
     k_half = _half_holders(n)
     u = _unit(unit)
-    title = L(f"How many {unit} each document holds", f"Cuántos {u} tiene cada documento")
+    title = tr("chart.sizes.title", unit=u)
     chart = alt.Chart(df).mark_rect(color="#1f4e79", stroke="white", strokeWidth=0.5).encode(
         x=alt.X("lo:Q", scale=alt.Scale(type="log", domain=[float(edges[0]), float(edges[-1])], nice=False),
-                title=L(f"{unit.capitalize()} per document, n_d (log scale)",
-                        f"{u.capitalize()} por documento, n_d (escala logarítmica)")),
+                title=tr("chart.sizes.x_title", unit=u.capitalize())),
         x2="hi:Q",
-        y=alt.Y("documents:Q", title=L("Documents", "Documentos"), axis=alt.Axis(**_COUNT_AXIS)),
+        y=alt.Y("documents:Q", title=tr("chart.documents"), axis=alt.Axis(**_COUNT_AXIS)),
         tooltip=[alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="below"),
                  alt.Tooltip("documents:Q", title="documents")],
     ).properties(width=WIDTH, height=240, title=title)
     med = float(np.median(n))
-    caption = L(f"K = {integer(K)} documents, N = {_num(N)} {unit}; n_d from {_num(n.min())} to {_num(n.max())} "
-                f"(median {_num(med, 1)}); the {integer(k_half)} largest documents "
-                f"({pct(k_half / K)} of K) hold half of the {unit}.",
-                f"K = {integer(K)} documentos, N = {_num(N)} {u}; n_d de {_num(n.min())} a {_num(n.max())} "
-                f"(mediana {_num(med, 1)}); los {integer(k_half)} documentos más grandes "
-                f"({pct(k_half / K)} de K) tienen la mitad de los {u}.")
+    caption = tr("chart.sizes.caption", K=integer(K), N=_num(N), unit=u, low=_num(n.min()), high=_num(n.max()),
+                 median=_num(med, 1), k_half=integer(k_half), share=pct(k_half / K))
     return Chart(_plain(chart), title, caption)
 
 
@@ -226,9 +228,8 @@ def rate_vs_size(table: DocTable, estimates: Estimates, *, unit: str = "chunks",
     r = np.asarray(table.rate, dtype=float)
     K = table.K
     u = _unit(unit)
-    x_title = L(f"{unit.capitalize()} per document, n_d (log scale)",
-                f"{u.capitalize()} por documento, n_d (escala logarítmica)")
-    y_title = L("Document rate, r_d = s_d / n_d", "Tasa del documento, r_d = s_d / n_d")
+    x_title = tr("chart.sizes.x_title", unit=u.capitalize())
+    y_title = tr("chart.rates.y_title")
     x_scale = alt.Scale(type="log", domain=[float(n.min()) / 1.15, float(n.max()) * 1.15], nice=False)
 
     if K <= MAX_POINTS:
@@ -244,14 +245,10 @@ def rate_vs_size(table: DocTable, estimates: Estimates, *, unit: str = "chunks",
         labels, labelled = _largest_labels(table, n, r, x_scale, label_largest)
         layers.append(labels)
 
-    title = L("Document rate against document size", "Tasa de cada documento frente a su tamaño")
+    title = tr("chart.rates.title")
     chart = alt.layer(*layers).properties(width=WIDTH, height=320, title=title)
     e4 = FORMATS["estimate"]
-    caption = L(f"{how[:1].upper() + how[1:]}; dashed lines: micro R = {num(R, e4)} (weights documents by n_d) and "
-                f"macro r\u0304 = {num(rbar, e4)} (every document counts once){labelled}.",
-                f"{how[:1].upper() + how[1:]}; líneas discontinuas: media micro R = {num(R, e4)} (pondera cada "
-                f"documento por n_d) y media macro r\u0304 = {num(rbar, e4)} (cada documento cuenta una vez)"
-                f"{labelled}.")
+    caption = tr("chart.rates.caption", how=how, R=num(R, e4), rbar=num(rbar, e4), labelled=labelled)
     return Chart(_plain(chart), title, caption)
 
 
@@ -267,8 +264,7 @@ def _rate_points(table: DocTable, n: np.ndarray, r: np.ndarray, x_scale, x_title
         tooltip=[alt.Tooltip("doc:N", title="document"), alt.Tooltip("n:Q", title="n_d"),
                  alt.Tooltip("rate:Q", title="r_d", format=".3f")],
     )
-    how = L(f"each point is one of the K = {integer(K)} documents",
-            f"cada punto es uno de los K = {integer(K)} documentos")
+    how = tr("chart.rates.points", K=integer(K))
     return points, how
 
 
@@ -288,15 +284,12 @@ def _rate_cells(n: np.ndarray, r: np.ndarray, K: int, x_scale, x_title: str,
     points = alt.Chart(cells).mark_circle(opacity=0.6, color="#1f4e79").encode(
         x=alt.X("n:Q", scale=x_scale, title=x_title),
         y=alt.Y("rate:Q", title=y_title),
-        size=alt.Size("documents:Q", title=L("Documents", "Documentos"),
+        size=alt.Size("documents:Q", title=tr("chart.documents"),
                       scale=alt.Scale(range=[9, 400], zero=False), legend=alt.Legend(format="d")),
         tooltip=[alt.Tooltip("documents:Q"), alt.Tooltip("n:Q", title="mean n_d", format=".1f"),
                  alt.Tooltip("rate:Q", title="mean r_d", format=".3f")],
     )
-    how = L(f"K = {integer(K)} documents binned by size and rate (mean position per cell; "
-            "circle area = number of documents)",
-            f"K = {integer(K)} documentos agrupados por tamaño y tasa (posición media por celda; "
-            "área del círculo = número de documentos)")
+    how = tr("chart.rates.cells", K=integer(K))
     return points, how
 
 
@@ -307,9 +300,8 @@ def _estimate_rules(R: float, rbar: float) -> list:
     rules_df = _data(pd.DataFrame({
         "estimand": ["micro", "macro"],
         "value": [R, rbar],
-        "text": [L(f"micro R = {num(R, FORMATS['estimate'])}", f"micro R = {num(R, FORMATS['estimate'])}"),
-                 L(f"macro mean = {num(rbar, FORMATS['estimate'])}",
-                   f"media macro = {num(rbar, FORMATS['estimate'])}")],
+        "text": [tr("chart.rates.micro_rule", R=num(R, FORMATS["estimate"])),
+                 tr("chart.rates.macro_rule", rbar=num(rbar, FORMATS["estimate"]))],
         "pos": ["above" if micro_high else "below", "below" if micro_high else "above"],
     }))
     colour = alt.Color("estimand:N", legend=None,
@@ -334,8 +326,7 @@ def _largest_labels(table: DocTable, n: np.ndarray, r: np.ndarray, x_scale,
     labels = alt.Chart(lab).mark_text(align="right", dx=-7, dy=-7, fontSize=10,
                                       color="#333333").encode(
         x=alt.X("n:Q", scale=x_scale), y="rate:Q", text="doc:N")
-    labelled = L(f"; the {top.size} largest documents are labelled",
-                 f"; se rotulan los {top.size} documentos más grandes")
+    labelled = tr("chart.rates.labelled", count=top.size)
     return labels, labelled
 
 
@@ -343,21 +334,22 @@ def _interval_rows(estimates: Estimates) -> pd.DataFrame:
     from .notebook import library_text
     rows = []
     for i, iv in enumerate(estimates.intervals):
-        reason = library_text(iv.reason) if iv.reason else L("not available", "no disponible")
+        reason = library_text(iv.reason) if iv.reason else tr("word.not_available")
         rows.append({
             "order": i, "estimand": iv.estimand, "method": iv.method, "label": short_label(iv),
             "role": iv.role, "estimate": float(iv.estimate),
             "low": None if iv.ci is None else float(iv.ci.low),
             "high": None if iv.ci is None else float(iv.ci.high),
             "available": iv.ci is not None,
-            "reason": None if iv.ci is not None else _short(L("no interval: ", "sin intervalo: ") + reason, 100),
+            "reason": None if iv.ci is not None else _short(tr("chart.intervals.no_interval") + reason, 100),
             "baseline_note": baseline_text(iv),
         })
     return pd.DataFrame(rows)
 
 
-ROLE_NAMES = {"primary": ("primary", "principal"), "alternative": ("alternative", "alternativa"),
-              "baseline": ("baseline", "referencia")}
+#: The word a chart's legend shows for each role of an interval (message keys).
+ROLE_NAMES = {"primary": N_("chart.role.primary"), "alternative": N_("chart.role.alternative"),
+              "baseline": N_("chart.role.baseline")}
 LABEL_PX = 290         # room for the method names of the interval chart (never cut: see short_label)
 
 
@@ -385,18 +377,16 @@ def interval_comparison(estimates: Estimates) -> Chart:
     px = (start - domain[0]) / (domain[1] - domain[0]) * width
     chars = df["note"].fillna("").str.len()
     df["anchor"] = np.where(px + 5.5 * chars + 4 > width, domain[0], start)
-    roles = [L(*ROLE_NAMES[r]) for r in ROLE_ORDER]
-    df["role_name"] = [L(*ROLE_NAMES.get(r, (r, r))) for r in df["role"]]
+    roles = [tr(ROLE_NAMES[r]) for r in ROLE_ORDER]
+    df["role_name"] = [tr(ROLE_NAMES[r]) if r in ROLE_NAMES else r for r in df["role"]]
     level = pct(estimates.level, 0)
-    x_title = L(f"Estimate and {level} interval (scale of the score)",
-                f"Estimación e intervalo de confianza al {level} (escala de la puntuación)")
+    x_title = tr("chart.intervals.x_title", level=level)
 
     x = alt.X("estimate:Q", title=x_title, scale=alt.Scale(domain=domain, zero=False, nice=False))
-    colour = alt.Color("role_name:N", title=L("Role", "Papel"), scale=alt.Scale(domain=roles, range=ROLE_COLOURS),
+    colour = alt.Color("role_name:N", title=tr("chart.intervals.role"),
+                       scale=alt.Scale(domain=roles, range=ROLE_COLOURS),
                        legend=alt.Legend(labelLimit=0))
-    titles = {"micro": L("Micro mean R (ratio of sums: weights documents by n_d)",
-                         "Media micro R (razón de sumas: pondera cada documento por n_d)"),
-              "macro": L("Macro mean (mean of document rates)", "Media macro (media de las tasas por documento)")}
+    titles = {"micro": tr("chart.intervals.micro_panel"), "macro": tr("chart.intervals.macro_panel")}
     panels = []
     for estimand in ("micro", "macro"):
         sub = _data(df[df["estimand"] == estimand])
@@ -415,24 +405,15 @@ def interval_comparison(estimates: Estimates) -> Chart:
             text="note:N", color=colour)
         panels.append(alt.layer(bars, points, notes).properties(
             width=width, height=alt.Step(32), title=alt.TitleParams(titles[estimand], fontSize=12)))
-    title = L(f"{level} intervals by method", f"Intervalos de confianza al {level} por método")
+    title = tr("chart.intervals.title", level=level)
     chart = alt.vconcat(*panels, spacing=18).resolve_scale(color="shared", x="shared").properties(
         title=title)
     n_none = int((~df["available"]).sum())
     heur = sum(1 for iv in estimates.intervals if fpc_heuristic(iv))
-    caption = L(f"K = {integer(estimates.K)} documents, N = {_num(estimates.N)} measurements; red bars are contrast "
-                "baselines shown only as a warning (too narrow): the iid Wald treats every measurement as an "
-                "independent case, the effective-n Wald treats N/DEFF measurements as independent cases"
-                + (f"; {n_none} method(s) give no interval and say why" if n_none else "")
-                + (f"; the finite population correction is a heuristic for {heur} of the methods (see the table)"
-                   if heur and estimates.population_size is not None else "") + ".",
-                f"K = {integer(estimates.K)} documentos, N = {_num(estimates.N)} mediciones; las barras rojas son "
-                "referencias de contraste que solo se muestran como advertencia (demasiado estrechas): el Wald iid "
-                "trata cada medición como un caso independiente y el Wald con n efectivo trata N/DEFF mediciones "
-                "como casos independientes"
-                + (f"; {n_none} método(s) no dan intervalo y explican por qué" if n_none else "")
-                + (f"; la corrección por población finita es una heurística para {heur} de los métodos (véase la "
-                   "tabla)" if heur and estimates.population_size is not None else "") + ".")
+    caption = (tr("chart.intervals.caption", K=integer(estimates.K), N=_num(estimates.N))
+               + (tr("chart.intervals.caption_none", count=n_none) if n_none else "")
+               + (tr("chart.intervals.caption_fpc", count=heur)
+                  if heur and estimates.population_size is not None else "") + ".")
     return Chart(_plain(chart), title, caption)
 
 
@@ -466,23 +447,23 @@ def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
     hist = _data(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "replicates": counts}))
     level = pct(estimates.level, 0)
     e4 = FORMATS["estimate"]
-    marks = [{"kind": "estimate", "value": float(est), "text": L(f"estimate {num(est, e4)}", f"estimación {num(est, e4)}")}]
+    mark = tr("chart.bootstrap.estimate_mark", estimate=num(est, e4))
+    marks = [{"kind": "estimate", "value": float(est), "text": mark}]
     if iv is not None and iv.ci is not None:
         marks += [{"kind": "bootstrap-t", "value": float(iv.ci.low), "text": num(iv.ci.low, e4)},
                   {"kind": "bootstrap-t", "value": float(iv.ci.high), "text": num(iv.ci.high, e4)}]
     marks_df = _data(pd.DataFrame(marks))
-    name = (L("micro mean R", "media micro R") if estimand == "micro" else L("macro mean", "media macro"))
-    x_title = L(f"Replicate {name} (scale of the score)", f"{name[:1].upper() + name[1:]} de cada réplica "
-                "(escala de la puntuación)")
+    name = tr("chart.micro_mean_r") if estimand == "micro" else tr("estimand.macro_mean")
+    x_title = tr("chart.bootstrap.x_title", name=name)
     all_x = np.concatenate([edges, marks_df["value"].to_numpy()])
     domain = [float(all_x.min()), float(all_x.max())]
 
     x_scale = alt.Scale(domain=domain, zero=False, nice=False)
     hist_layer = alt.Chart(hist).mark_rect(color="#9fb3c8", stroke="white", strokeWidth=0.5).encode(
         x=alt.X("lo:Q", scale=x_scale, title=x_title), x2="hi:Q",
-        y=alt.Y("replicates:Q", title=L("Replicates", "Réplicas"), axis=alt.Axis(**_COUNT_AXIS)))
-    legend_bt = L(f"bootstrap-t {level} interval", f"intervalo bootstrap-t al {level}")
-    legend_est = L("estimate", "estimación")
+        y=alt.Y("replicates:Q", title=tr("chart.bootstrap.replicates"), axis=alt.Axis(**_COUNT_AXIS)))
+    legend_bt = tr("chart.bootstrap.legend_interval", level=level)
+    legend_est = tr("chart.bootstrap.legend_estimate")
     colour = alt.Color("kind:N", title=None,
                        scale=alt.Scale(domain=["estimate", "bootstrap-t"], range=["#1f4e79", "#d1495b"]),
                        legend=alt.Legend(symbolType="stroke", labelLimit=0, orient="bottom",
@@ -494,23 +475,19 @@ def bootstrap_distribution(estimates: Estimates, estimand: str = "micro", *,
                                                             range=[[1, 0], [6, 3]]), legend=None))
     texts = mbase.mark_text(align="left", dx=4, baseline="top", fontSize=10).encode(
         x=alt.X("value:Q", scale=x_scale), y=alt.value(4), text="text:N", color=colour)
-    title = L(f"Document bootstrap of the {name}", f"Remuestreo (bootstrap) por documento de la {name}")
+    title = tr("chart.bootstrap.title", name=name)
     chart = alt.layer(hist_layer, rules, texts).properties(width=WIDTH, height=240, title=title)
 
     from .notebook import library_text
     B = draws.replicates
     deg = draws.degenerate_fraction
     if iv is not None and iv.ci is not None:
-        iv_text = L(f"bootstrap-t {level} interval {interval(iv.ci.low, iv.ci.high, e4)}",
-                    f"intervalo bootstrap-t al {level} {interval(iv.ci.low, iv.ci.high, e4)}")
+        iv_text = tr("chart.bootstrap.interval", level=level, ci=interval(iv.ci.low, iv.ci.high, e4))
     else:
-        reason = library_text(iv.reason) if iv is not None and iv.reason else L("not computed", "no calculado")
-        iv_text = L(f"no bootstrap-t interval ({reason})", f"sin intervalo bootstrap-t ({reason})")
-    seed = "" if estimates.seed is None else L(f", seed {estimates.seed}", f", semilla {estimates.seed}")
-    caption = L(f"{integer(B)} replicates resampling documents{seed}; {pct(deg, 2)} degenerate "
-                f"(all drawn documents share one rate, dropped from bootstrap-t); {iv_text}.",
-                f"{integer(B)} réplicas que remuestrean documentos{seed}; {pct(deg, 2)} degeneradas "
-                f"(todos los documentos extraídos comparten una tasa; se descartan del bootstrap-t); {iv_text}.")
+        reason = library_text(iv.reason) if iv is not None and iv.reason else tr("word.not_computed")
+        iv_text = tr("chart.bootstrap.no_interval", reason=reason)
+    seed = "" if estimates.seed is None else tr("chart.bootstrap.seed", seed=estimates.seed)
+    caption = tr("chart.bootstrap.caption", B=integer(B), seed=seed, degenerate=pct(deg, 2), interval=iv_text)
     return Chart(_plain(chart), title, caption)
 
 
@@ -518,23 +495,14 @@ def bootstrap_empty(estimates: Estimates, estimand: str = "micro") -> str | None
     """Why :func:`bootstrap_distribution` has no distribution to show, or ``None`` when it has one."""
     draws = estimates.bootstrap.get("draws") if estimates.bootstrap else None
     if draws is None or draws.replicates == 0:
-        return L("The document bootstrap was not run (replicates = 0): no distribution to draw.",
-                 "No se hizo el remuestreo (bootstrap) por documento (réplicas = 0): no hay distribución que "
-                 "dibujar.")
+        return tr("chart.bootstrap.not_run")
     theta = np.asarray(draws.micro if estimand == "micro" else draws.macro, dtype=float)
     theta = theta[np.isfinite(theta)]
     B = draws.replicates
     if theta.size == 0:
-        return L(f"None of the {integer(B)} bootstrap replicates gave a finite estimate: no distribution to draw.",
-                 f"Ninguna de las {integer(B)} réplicas del remuestreo dio una estimación finita: no hay "
-                 "distribución que dibujar.")
+        return tr("chart.bootstrap.none_finite", B=integer(B))
     if float(np.ptp(theta)) == 0.0:
-        return L(f"Every one of the {integer(B)} bootstrap replicates gives the same estimate ({num(theta[0], '.4g')}): "
-                 "every document has the same rate, so resampling documents changes nothing and there is "
-                 "no distribution to draw.",
-                 f"Las {integer(B)} réplicas del remuestreo dan todas la misma estimación ({num(theta[0], '.4g')}): "
-                 "todos los documentos tienen la misma tasa, así que remuestrear documentos no cambia nada y no "
-                 "hay distribución que dibujar.")
+        return tr("chart.bootstrap.all_same", B=integer(B), estimate=num(theta[0], ".4g"))
     return None
 
 
@@ -542,21 +510,17 @@ def planning_empty(curves: dict) -> str | None:
     """Why :func:`planning_curve` has nothing to show, or ``None`` when some half-width is positive."""
     values = np.array([h for pts in curves.values() for _, h in pts], dtype=float)
     if values.size == 0 or not np.any(np.isfinite(values) & (values > 0)):
-        return L("No planning curve: no positive, finite half-width to draw (the spread S is 0 or unknown).",
-                 "No hay curva de planificación: ninguna semiamplitud positiva y finita que dibujar (la "
-                 "dispersión S es 0 o se desconoce).")
+        return tr("chart.planning.empty")
     return None
 
 
 def coverage_empty(frame: pd.DataFrame) -> str | None:
     """Why :func:`coverage_chart` has nothing to show, or ``None`` when some method has a coverage."""
     if frame is None or len(frame) == 0:
-        return L("No coverage chart: the simulation has no methods.",
-                 "No hay gráfico de cobertura: la simulación no tiene métodos.")
+        return tr("chart.coverage.no_methods")
     cov = pd.to_numeric(frame["coverage"], errors="coerce")
     if not np.isfinite(cov).any():
-        return L("No coverage chart: no method gave an interval in any simulated sample.",
-                 "No hay gráfico de cobertura: ningún método dio un intervalo en ninguna muestra simulada.")
+        return tr("chart.coverage.no_interval")
     return None
 
 
@@ -577,14 +541,14 @@ def paired_differences(pairs, comparison) -> Chart:
     df = df.groupby(["ra", "rb"], as_index=False).agg(documents=("n", "size"), chunks=("n", "sum"))
     if len(df) > MAX_ROWS:
         df = df.sort_values("chunks", ascending=False).head(MAX_ROWS)
-    tied, differ = L("tied", "empate"), L("differ", "difieren")
+    tied, differ = tr("chart.pairs.tied"), tr("chart.pairs.differ")
     df["tied"] = np.where(df.ra == df.rb, tied, differ)
-    title = L(f"Per-document rates: {a_name} against {b_name}", f"Tasas por documento: {a_name} frente a {b_name}")
+    title = tr("chart.pairs.title", a=a_name, b=b_name)
     points = alt.Chart(_data(df)).mark_circle(opacity=0.7).encode(
-        x=alt.X("rb:Q", title=L(f"{b_name}: document rate", f"{b_name}: tasa del documento"),
+        x=alt.X("rb:Q", title=tr("chart.pairs.axis", system=b_name),
                 scale=alt.Scale(domain=[0, max(1e-9, float(max(ra.max(), rb.max())))])),
-        y=alt.Y("ra:Q", title=L(f"{a_name}: document rate", f"{a_name}: tasa del documento")),
-        size=alt.Size("chunks:Q", title=L("measurements", "mediciones"), scale=alt.Scale(range=[30, 600]),
+        y=alt.Y("ra:Q", title=tr("chart.pairs.axis", system=a_name)),
+        size=alt.Size("chunks:Q", title=tr("unit.measurements"), scale=alt.Scale(range=[30, 600]),
                       legend=alt.Legend(format="d")),
         color=alt.Color("tied:N", title="", scale=alt.Scale(domain=[tied, differ], range=["#7a8ca3", "#d1495b"])),
     )
@@ -593,11 +557,7 @@ def paired_differences(pairs, comparison) -> Chart:
         color="#888888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
     chart = (diag + points).properties(width=WIDTH, height=360, title=title)
     ties = comparison.ties_fraction
-    caption = L(f"K = {integer(pairs.K)} documents; {pct(ties, 0)} tie exactly (on the dashed diagonal). Points above "
-                f"the diagonal are documents where {a_name} scores higher; size shows the document's measurements.",
-                f"K = {integer(pairs.K)} documentos; {pct(ties, 0)} empatan exactamente (sobre la diagonal "
-                f"discontinua). Los puntos por encima de la diagonal son documentos donde {a_name} puntúa más alto; "
-                "el tamaño indica las mediciones del documento.")
+    caption = tr("chart.pairs.caption", K=integer(pairs.K), ties=pct(ties, 0), a=a_name)
     return Chart(_plain(chart), title, caption)
 
 
@@ -610,15 +570,13 @@ def planning_curve(curves: dict, *, target: float | None = None, current_k: int 
     """
     rows = [{"K": k, "half_width": h, "curve": label} for label, pts in curves.items() for k, h in pts]
     df = pd.DataFrame(rows)
-    name = {"micro": L("micro mean", "media micro"), "macro": L("macro mean", "media macro")}.get(estimand, estimand)
-    title = L(f"Interval half-width against documents sampled ({name})",
-              f"Semiamplitud del intervalo frente a documentos muestreados ({name})")
+    name = {"micro": tr("estimand.micro_mean"), "macro": tr("estimand.macro_mean")}.get(estimand, estimand)
+    title = tr("chart.planning.title", name=name)
     lines = alt.Chart(_data(df)).mark_line(point=False).encode(
-        x=alt.X("K:Q", title=L("documents sampled, K (log scale)", "documentos muestreados, K (escala logarítmica)"),
+        x=alt.X("K:Q", title=tr("chart.planning.x_title"),
                 scale=alt.Scale(type="log"), axis=alt.Axis(format="d")),
-        y=alt.Y("half_width:Q", title=L("half-width of the interval (scale of the score)",
-                                        "semiamplitud del intervalo (escala de la puntuación)")),
-        color=alt.Color("curve:N", title=L("finite population correction", "corrección por población finita"),
+        y=alt.Y("half_width:Q", title=tr("chart.planning.y_title")),
+        color=alt.Color("curve:N", title=tr("chart.planning.legend"),
                         legend=alt.Legend(orient="bottom", labelLimit=0, titleLimit=0)),
     )
     layers = [lines]
@@ -634,16 +592,12 @@ def planning_curve(curves: dict, *, target: float | None = None, current_k: int 
     chart = alt.layer(*layers).properties(width=WIDTH, height=300, title=title)
     bits = []
     if target is not None:
-        bits.append(L(f"the red dashed line is the target half-width {num(target, 'g')}",
-                      f"la línea roja discontinua es la semiamplitud objetivo {num(target, 'g')}"))
+        bits.append(tr("chart.planning.target", target=num(target, "g")))
     if current_k is not None:
-        bits.append(L(f"the grey dashed line marks this study's K = {integer(current_k)}",
-                      f"la línea gris discontinua marca la K = {integer(current_k)} de este estudio"))
+        bits.append(tr("chart.planning.current_k", K=integer(current_k)))
     if current_k is not None and realised is not None and math.isfinite(realised):
-        bits.append(L(f"the grey diamond is this study's realised half-width, {num(realised, FORMATS['width'])}",
-                      f"el rombo gris es la semiamplitud obtenida en este estudio, {num(realised, FORMATS['width'])}"))
-    caption = (L("Precision is bought with documents: the half-width falls roughly as 1/sqrt(K)",
-                 "La precisión se compra con documentos: la semiamplitud cae aproximadamente como 1/sqrt(K)")
+        bits.append(tr("chart.planning.realised", width=num(realised, FORMATS["width"])))
+    caption = (tr("chart.planning.caption")
                + ("; " + "; ".join(bits) if bits else "") + ".")
     return Chart(_plain(chart), title, caption)
 
@@ -663,16 +617,15 @@ def coverage_chart(frame: pd.DataFrame, *, level: float, subject: str | None = N
     df = df[shown]  # a method without a coverage (no interval in any sample) has no bar to draw
     df["lo"] = (df["coverage"] - 2 * df["mc_se"]).clip(lower=0)
     df["hi"] = (df["coverage"] + 2 * df["mc_se"]).clip(upper=1)
-    method_name, baseline_name = L("method", "método"), L("baseline", "referencia")
+    method_name, baseline_name = tr("chart.coverage.method"), tr("chart.coverage.baseline")
     df["kind"] = np.where(df["baseline"], baseline_name, method_name)
-    title = L("Simulated coverage by method", "Cobertura simulada por método")
+    title = tr("chart.coverage.title")
     if subject:
         title += f": {subject}"
     base = alt.Chart(_data(df))
     y = alt.Y("method:N", title=None, sort=None, axis=alt.Axis(labelLimit=0))
     bars = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("lo:Q", title=L("coverage, share of samples (± 2 Monte Carlo SE)",
-                                "cobertura, proporción de muestras (± 2 errores estándar de Monte Carlo)"),
+        x=alt.X("lo:Q", title=tr("chart.coverage.x_title"),
                 scale=alt.Scale(zero=False)), x2="hi:Q", y=y,
         color=alt.Color("kind:N", title="", scale=alt.Scale(domain=[method_name, baseline_name],
                                                             range=["#1f4e79", "#d1495b"])))
@@ -680,13 +633,8 @@ def coverage_chart(frame: pd.DataFrame, *, level: float, subject: str | None = N
     nominal = alt.Chart(pd.DataFrame({"x": [level]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q")
     chart = alt.layer(bars, pts, nominal).properties(width=WIDTH, height=max(120, 22 * len(df)), title=title)
     about = f" ({subject})" if subject else ""
-    caption = (L(f"Share of simulated samples whose interval covered the census value{about}; the dashed line is the "
-                 f"nominal {pct(level, 0)}. Methods whose bar stays left of it undercover on data like these.",
-                 f"Proporción de muestras simuladas cuyo intervalo cubrió el valor del censo{about}; la línea discontinua "
-                 f"es el {pct(level, 0)} nominal. Los métodos cuya barra queda a su izquierda tienen una cobertura "
-                 "menor que la nominal en datos como estos.")
-               + (L(f" Not drawn (no coverage): {', '.join(left_out)}.",
-                    f" Sin dibujar (sin cobertura): {', '.join(left_out)}.") if left_out else ""))
+    caption = (tr("chart.coverage.caption", about=about, level=pct(level, 0))
+               + (tr("chart.coverage.not_drawn", methods=", ".join(left_out)) if left_out else ""))
     return Chart(_plain(chart), title, caption)
 
 

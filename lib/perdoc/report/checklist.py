@@ -179,14 +179,24 @@ def source_text(source: str, language: str | None = None) -> str:
     return source
 
 
-def method_label(label: str | None, language: str | None = None) -> str | None:
-    """An interval method's label (``Interval.label``) in the report's language; a label this module
-    does not know is returned as it is."""
-    if label is None or _lang(language) != "es":
+def method_label(label, language: str | None = None) -> str | None:
+    """An interval method's name in the report's language, from the catalogs
+    (:mod:`perdoc.report._spanish`). ``label`` is the :class:`~perdoc.results.Interval` itself (its
+    method must have a name: an error otherwise) or only its English label (``Interval.label``, as the
+    JSON keeps it), which is looked up among the English names and returned as it is when none gives
+    it; in English the label itself."""
+    if label is None:
+        return None
+    lang = _lang(language)
+    if not isinstance(label, str):
+        if lang == "en":
+            return label.label
+        from ._spanish import method_name
+        return method_name(label, lang)
+    if lang == "en":
         return label
-    from ._spanish import label_es
-    es = label_es(label)
-    return label if es is None else es
+    from ._spanish import label_name
+    return label_name(label, lang) or label
 
 
 _REASONS_ES = {
@@ -332,19 +342,16 @@ def input_rows(analysis) -> list[tuple[str, str]]:
     """The design section's rows about the input, in the current language: the file, its size, format
     and SHA-256; or, for a table of a database (``data.backend``), the table, the URL without its
     secrets and the SHA-256 of the per-document table aggregated from it (``documents.csv``)."""
-    from .i18n import L, integer
+    from .i18n import integer, tr
     info = analysis.input
     if info.get("backend"):
         b = info["backend"]
-        return [(L("Input table", "Tabla de entrada"),
-                 L(f"{b['table']} at {b['url']} (a database, not a file)",
-                   f"{b['table']} en {b['url']} (una base de datos, no un archivo)")),
-                (L("SHA-256 of the per-document table", "SHA-256 de la tabla por documento"),
-                 L(f"{info.get('documents_sha256') or '—'} (documents.csv, aggregated from the table)",
-                   f"{info.get('documents_sha256') or '—'} (documents.csv, agregada a partir de la tabla)"))]
-    return [(L("Input file", "Archivo de entrada"),
+        return [(tr("input.table"), tr("input.table_text", table=b["table"], url=b["url"])),
+                (tr("input.table_sha256"),
+                 tr("input.table_sha256_text", sha256=info.get("documents_sha256") or "—"))]
+    return [(tr("input.file"),
              f"{info['file']} ({integer(info['bytes'])} bytes, {info['format']})"),
-            (L("Input SHA-256", "SHA-256 de la entrada"), info["sha256"])]
+            (tr("input.file_sha256"), info["sha256"])]
 
 
 def design_text(analysis, language: str | None = None) -> str:
@@ -777,7 +784,7 @@ def _method_item(estimates: Estimates, name: str | None, method: str | None, evi
                      "sin remuestreo (analítico): varianza a partir de los residuos por documento (conglomerado = "
                      "documento)")
         shown = T(f"{level} {ci}", f"intervalo al {level} {ci}" if iv.ci is not None else ci)
-        parts.append(f"{estimand}: {method_label(iv.label, lang)}, {shown}; {unit}; {df}")
+        parts.append(f"{estimand}: {method_label(iv, lang)}, {shown}; {unit}; {df}")
     if estimates.replicates:
         boot = T(f"document bootstrap with {estimates.replicates:,} replicates",
                  f"bootstrap por documento con {i18n.integer(estimates.replicates, lang=lang)} réplicas")

@@ -1,35 +1,56 @@
 """The report's two languages, English and Spanish.
 
 A report is written in one language (params ``report.language``, ``perdoc report --language``).
-Three pieces carry it:
+These pieces carry it:
 
 * :func:`set_language` / :func:`get_language`: the language of the text being produced; the
   notebooks get it from :func:`perdoc.report.analyse`, which sets it from the study;
-* :func:`L`: the text of a sentence in the current language, written side by side in the code
-  (``L("Estimate", "Estimación")``), so each Spanish sentence sits next to the English one it
-  says the same as, and neither can be forgotten when the other changes;
+* :func:`tr`: the text of a message in the current language, found by a stable key and filled with
+  named arguments (``tr("box.sample_text", K="20", N="1,234", design=...)``); :func:`translate`
+  does the same for a language given explicitly. The texts live in gettext message catalogs under
+  ``perdoc/locale``: ``perdoc.pot`` lists every key (extracted from the code by Babel: ``tr`` and
+  ``translate`` calls, and ``N_`` marks for keys kept in tables), ``en/LC_MESSAGES/perdoc.po`` holds
+  the English text of each key and ``es/LC_MESSAGES/perdoc.po`` the Spanish one. ``make catalogs``
+  extracts the keys, updates both ``.po`` files and compiles them to the ``perdoc.mo`` files read
+  here with the standard library's :mod:`gettext` (so Babel is not needed to read them). A text is
+  a :meth:`str.format` template with named placeholders (``{K}``, ``{level}``, ``{cov:.3f}``); the
+  conversion ``!c`` writes the argument with its first letter in upper case (``{name!c}``). A key
+  missing from a catalog raises :class:`MissingMessage`: no text falls back to another language.
+  tests/test_catalogs.py checks that every key in the code has a non-empty text in both catalogs,
+  with the same placeholders, and that the committed ``.mo`` files match the ``.po`` files;
+* :func:`L`: a sentence written side by side in both languages (``L("Estimate", "Estimación")``),
+  which the report notebooks' code cells still use;
 * :func:`num`, :func:`pct`, :func:`integer`: numbers formatted for the reader through Babel's
   locale data: ``0.1234`` / ``12,345`` / ``95.0%`` in English, ``0,1234`` / ``12 345`` (a narrow
   no-break space between groups of three) / ``95,0 %`` in Spanish.
 
 Markdown cells of the notebooks are written once per language and tagged ``lang-en`` or ``lang-es``;
 the report keeps the cells of its language (:func:`keep_cell`). JSON keys and values stay English.
+The names of the interval methods in the report's language come from :mod:`perdoc.report._spanish`.
 """
 
 from __future__ import annotations
 
+import functools
+import gettext
 import math
 import re
+import string
+from pathlib import Path
 
 from ..study.params import LANGUAGES  # declared where the params key report.language is checked
 
-__all__ = ["LANGUAGES", "set_language", "get_language", "L", "num", "pct", "integer", "keep_cell",
+__all__ = ["LANGUAGES", "set_language", "get_language", "tr", "translate", "N_", "catalog", "MissingMessage",
+           "LOCALE_DIR", "DOMAIN", "L", "num", "pct", "integer", "keep_cell",
            "language_tag", "check_language", "interval", "numbers_in", "signed", "finite_number"]
 
 _BABEL_LOCALE = {"en": "en_US", "es": "es_ES"}
 THIN = "\u202f"    # narrow no-break space: the thin space between groups of digits in Spanish
 NBSP = "\u00a0"
 _current = "en"
+#: Where the message catalogs are: ``<lang>/LC_MESSAGES/perdoc.po`` and ``.mo``, and ``perdoc.pot``.
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+DOMAIN = "perdoc"
 
 
 def check_language(lang, label: str = "report.language") -> str:
@@ -50,8 +71,61 @@ def get_language() -> str:
     return _current
 
 
+class MissingMessage(LookupError):
+    """A message key with no text in a language's catalog."""
+
+
+class _Missing(gettext.NullTranslations):
+    """The fallback of every catalog: a key it does not hold is an error, never shown as it is."""
+
+    def __init__(self, lang: str):
+        super().__init__()
+        self.lang = lang
+
+    def gettext(self, message):
+        raise MissingMessage(f"message {message!r} has no text in the {self.lang!r} catalog "
+                             f"({LOCALE_DIR}); add it to the .po files and run make catalogs")
+
+
+@functools.lru_cache(maxsize=None)
+def catalog(lang: str) -> gettext.GNUTranslations:
+    """The compiled message catalog of a language (``perdoc/locale/<lang>/LC_MESSAGES/perdoc.mo``)."""
+    found = gettext.translation(DOMAIN, LOCALE_DIR, languages=[check_language(lang, "language")])
+    found.add_fallback(_Missing(lang))
+    return found
+
+
+class _Formatter(string.Formatter):
+    """:meth:`str.format` with one more conversion, ``!c``: the first letter in upper case."""
+
+    def convert_field(self, value, conversion):
+        if conversion == "c":
+            text = str(value)
+            return text[:1].upper() + text[1:]
+        return super().convert_field(value, conversion)
+
+
+_FORMATTER = _Formatter()
+
+
+def translate(lang: str, key: str, /, **args) -> str:
+    """The text of message ``key`` in language ``lang``, its ``{name}`` placeholders filled from ``args``."""
+    return _FORMATTER.vformat(catalog(lang).gettext(key), (), args)
+
+
+def tr(key: str, /, **args) -> str:
+    """The text of message ``key`` in the current language, filled from ``args`` (:func:`translate`)."""
+    return translate(_current, key, **args)
+
+
+def N_(key: str) -> str:
+    """Mark ``key`` as a message key for extraction, where a table keeps it; returns it unchanged."""
+    return key
+
+
 def L(en: str, es: str) -> str:
-    """``en`` or ``es``, whichever is the current language."""
+    """``en`` or ``es``, whichever is the current language: sentences written side by side, as the
+    report notebooks' code cells write them (the library's own text uses :func:`tr`)."""
     return es if _current == "es" else en
 
 

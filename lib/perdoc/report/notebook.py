@@ -1,10 +1,11 @@
 """Display helpers for the notebooks: they format what the library computed, and escape every
 piece of user text (document ids, params text) before it reaches the HTML report.
 
-Every sentence goes through :func:`perdoc.i18n.L` and every number through :mod:`perdoc.i18n`, so a
-report written in Spanish has Spanish sentences and decimal commas. Method labels, notes and reasons
-computed by the library are English strings (the JSON keeps them); :func:`method_label` and
-:func:`library_text` give them in the report's language.
+Every sentence is a message of the catalogs (:func:`perdoc.i18n.tr`, by key) and every number goes
+through :mod:`perdoc.i18n`, so a report written in Spanish has Spanish sentences and decimal commas.
+Method labels, notes and reasons computed by the library are English strings (the JSON keeps them);
+:func:`method_label` (from the catalogs, by method id) and :func:`library_text` give them in the
+report's language.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .i18n import L, get_language, integer, interval, num, numbers_in, pct
+from .i18n import get_language, integer, interval, num, numbers_in, pct, tr
 
 __all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc", "fmt", "no_sampling_error",
            "headline_sentences", "method_label", "library_text", "fpc_heuristic", "fpc_status",
@@ -52,7 +53,7 @@ def show_chart(chart) -> None:
 def yes_no(flag) -> str:
     """A boolean cell in words a reader understands: ``yes``/``no`` in English, ``sí``/``no`` in Spanish
     (never Python's ``True``/``False``)."""
-    return L("yes", "sí") if bool(flag) else "no"
+    return tr("word.yes") if bool(flag) else "no"
 
 
 def _spec(floatfmt: str) -> str:
@@ -138,12 +139,13 @@ def fmt(x, spec: str = ".4g", none: str = "—") -> str:
 
 # ------------------------------------------------------------------- the library's English text
 def method_label(iv) -> str:
-    """The label of an interval method in the report's language (the JSON keeps the English one)."""
-    if get_language() != "es":
+    """The label of an interval method in the report's language (the JSON keeps the English one): in
+    English the label itself, in Spanish its name from the catalogs (:mod:`perdoc.report._spanish`),
+    an error for a method the catalogs do not name."""
+    if get_language() == "en":
         return iv.label
-    from ._spanish import label_es   # one table of Spanish method names for the whole report
-    es = label_es(iv.label)
-    return numbers_in(iv.label) if es is None else es
+    from ._spanish import method_name   # one set of method names for the whole report
+    return method_name(iv)
 
 
 _TEXT_ES = [
@@ -203,10 +205,10 @@ def fpc_heuristic(iv) -> bool:
 def fpc_status(iv, population_size) -> str:
     """The finite population correction of an interval, for a table cell: heuristic, applied or none."""
     if population_size is None:
-        return L("not applied", "no aplicada")
+        return tr("fpc.not_applied")
     if fpc_heuristic(iv):
-        return L("heuristic", "heurística")
-    return L("applied", "aplicada")
+        return tr("fpc.heuristic")
+    return tr("fpc.applied")
 
 
 def no_sampling_error(sim) -> tuple[str, ...]:
@@ -255,8 +257,9 @@ def recommendation_text(sim, estimand: str) -> str:
 
 
 def _kind_name(kind: str) -> str:
-    return {"micro": L("micro mean", "media micro"), "macro": L("macro mean", "media macro")}.get(
-        kind, L(f"{kind} mean", f"media {kind}"))
+    if kind in ("micro", "macro"):
+        return tr("estimand.micro_mean") if kind == "micro" else tr("estimand.macro_mean")
+    return tr("estimand.other_mean", kind=kind)
 
 
 def headline_sentences(h, est, kind: str) -> tuple[str, str]:
@@ -269,67 +272,36 @@ def headline_sentences(h, est, kind: str) -> tuple[str, str]:
     label = method_label(p)
     name = _kind_name(kind)
     heuristic = est.population_size is not None and fpc_heuristic(p)
-    fpc = L("; finite population correction applied as a heuristic",
-            "; corrección por población finita aplicada como heurística") if heuristic else ""
+    fpc = tr("headline.fpc_heuristic") if heuristic else ""
     if p.ci is not None:
-        df_text = (L("df = ", "grados de libertad = ") + num(p.df, FORMATS["df"]) + "; "
+        df_text = (tr("headline.df") + num(p.df, FORMATS["df"]) + "; "
                    if p.df is not None and p.df == p.df else "")
-        approx = L("APPROXIMATE ", "APROXIMADO ") if h.approximate else ""
-        title = L(f"{name} = {num(p.estimate, '.4f')}, {approx}{lvl} interval {interval(p.ci.low, p.ci.high)} "
-                  f"({label}; {df_text}K = {integer(est.K)} documents; N = {integer(est.N)} measurements{fpc}).",
-                  f"{name[:1].upper() + name[1:]} = {num(p.estimate, '.4f')}, intervalo de confianza {approx}"
-                  f"al {lvl} {interval(p.ci.low, p.ci.high)} ({label}; {df_text}K = {integer(est.K)} documentos; "
-                  f"N = {integer(est.N)} mediciones{fpc}).")
+        approx = tr("headline.approximate") if h.approximate else ""
+        title = tr("headline.title", name=name, estimate=num(p.estimate, ".4f"), approx=approx, level=lvl,
+                   ci=interval(p.ci.low, p.ci.high), label=label, df=df_text, K=integer(est.K),
+                   N=integer(est.N), fpc=fpc)
     else:
-        reason = library_text(p.reason) or L("not available", "no disponible")
-        title = L(f"{name} = {num(p.estimate, '.4f')}: no interval ({label}): {reason}{fpc}.",
-                  f"{name[:1].upper() + name[1:]} = {num(p.estimate, '.4f')}: sin intervalo ({label}): {reason}{fpc}.")
-    where = {"census": L("on the census", "sobre el censo"),
-             "pseudo-population": L("on a pseudo-population built from this sample (weaker evidence than a census: "
-                                    "it holds only documents like those sampled)",
-                                    "sobre una pseudopoblación construida con esta muestra (evidencia más débil que "
-                                    "un censo: solo contiene documentos como los muestreados)")}.get(h.basis)
+        reason = library_text(p.reason) or tr("word.not_available")
+        title = tr("headline.title_no_interval", name=name, estimate=num(p.estimate, ".4f"), label=label,
+                   reason=reason, fpc=fpc)
+    where = {"census": tr("where.census"), "pseudo-population": tr("headline.where_pseudo")}.get(h.basis)
     if where is None:
-        evidence = L("Not checked by simulation: no census was given, so this is the default method "
-                     f"({label}), whose coverage on data like these is unknown. Add a census (key census.path) to "
-                     "check every method on data like yours.",
-                     "Sin comprobar por simulación: no se dio un censo, así que este es el método por defecto "
-                     f"({label}), cuya cobertura en datos como estos se desconoce. Añada un censo (clave census.path) "
-                     "para comprobar cada método en datos como los suyos.")
+        evidence = tr("headline.not_checked", label=label)
     elif h.coverage is None:
-        evidence = L(f"Checked by simulation {where}: {h.reason}.",
-                     f"Comprobado por simulación {where}: ningún método comprobado por la simulación dio un "
-                     "intervalo en esta muestra.")
+        evidence = tr("headline.checked_no_interval", where=where, reason=_reason_text(h.reason))
     else:
-        cov = L(f"{num(h.coverage, '.3f')} (Monte Carlo SE {num(h.mc_se, '.3f')}) of {integer(h.reps)} samples "
-                f"of K = {integer(h.k)} documents",
-                f"{num(h.coverage, '.3f')} (error estándar de Monte Carlo {num(h.mc_se, '.3f')}) de "
-                f"{integer(h.reps)} muestras de K = {integer(h.k)} documentos")
+        cov = tr("check.coverage_of_samples", coverage=num(h.coverage, ".3f"), mc_se=num(h.mc_se, ".3f"),
+                 reps=integer(h.reps), k=integer(h.k))
         if h.verified:
-            why_es = ("recomendado por la simulación" if h.reason == "recommended by the simulation" else
-                      "el método más estrecho que cumple y que dio un intervalo en esta muestra"
-                      if h.reason.startswith("the narrowest") else "cumple en la simulación")
-            evidence = L(f"Checked by simulation {where}: this method covered {cov}, within Monte Carlo error of "
-                         f"{lvl}; {h.reason}.",
-                         f"Comprobado por simulación {where}: este método tuvo una cobertura de {cov}, dentro del "
-                         f"error de Monte Carlo del {lvl}; {why_es}.")
+            evidence = tr("headline.checked", where=where, cov=cov, level=lvl, reason=_reason_text(h.reason))
         else:
-            evidence = L(f"Approximate: checked by simulation {where}, no method reached {lvl}; this one came closest, "
-                         f"covering {cov}. Read the interval as narrower than its nominal {lvl}.",
-                         f"Aproximado: comprobado por simulación {where}, ningún método alcanzó el {lvl}; este fue el "
-                         f"que más se acercó, con una cobertura de {cov}. Lea el intervalo como más estrecho que su "
-                         f"{lvl} nominal.")
+            evidence = tr("headline.approximate_check", where=where, level=lvl, cov=cov)
     if heuristic:
-        evidence += L(" The finite population correction (1 - K/M) was applied to this method as a heuristic: it was "
-                      "not derived for it" + (" (its simulated coverage was measured with the same correction)."
-                                              if h.basis in ("census", "pseudo-population") else "."),
-                      " La corrección por población finita (1 - K/M) se aplicó a este método como heurística: no se "
-                      "dedujo para él" + (" (su cobertura simulada se midió con la misma corrección)."
-                                          if h.basis in ("census", "pseudo-population") else "."))
+        evidence += (tr("headline.fpc_note_simulated") if h.basis in ("census", "pseudo-population")
+                      else tr("headline.fpc_note"))
     if p.out_of_range:
         lo_r, hi_r = p.metric_range
-        evidence += L(f" The interval leaves the range {interval(lo_r, hi_r, 'g')} the metric cannot leave.",
-                      f" El intervalo sale del rango {interval(lo_r, hi_r, 'g')} del que la métrica no puede salir.")
+        evidence += tr("headline.out_of_range", range=interval(lo_r, hi_r, "g"))
     return title, evidence
 
 
@@ -479,60 +451,41 @@ def _plain(x):
 def _design_text(f: dict) -> str:
     d, K = f["design"], f["K"]
     if d["sampling"] == "census":
-        return L("a census: every document of the population", "un censo: todos los documentos de la población")
+        return tr("box.design.census")
     if d["sampling"] == "stratified":
-        return L(f"a stratified sample ({integer(d['strata'])} strata)",
-                 f"una muestra estratificada ({integer(d['strata'])} estratos)")
+        return tr("box.design.stratified", strata=integer(d["strata"]))
     if d["sampling"] == "drawn":
-        return L("a sample drawn from the frame by perdoc sample (design-based weights)",
-                 "una muestra extraída del marco con perdoc sample (ponderaciones según el diseño)")
+        return tr("box.design.drawn")
     if d["sampling"] == "two_stage":
-        return L("a two-stage sample (documents, then chunks within them)",
-                 "una muestra en dos etapas (documentos y, dentro de ellos, fragmentos)")
+        return tr("box.design.two_stage")
     if d["population_size"] is None:
-        return L("a simple random sample of documents", "una muestra aleatoria simple de documentos")
-    return L(f"a simple random sample of {integer(K)} of {integer(d['population_size'])} documents",
-             f"una muestra aleatoria simple de {integer(K)} de {integer(d['population_size'])} documentos")
+        return tr("box.design.srs")
+    return tr("box.design.srs_of", K=integer(K), M=integer(d["population_size"]))
 
 
 def _coverage_text(coverage, mc_se, reps, k) -> str:
-    return L(f"{num(coverage, FORMATS['coverage'])} (Monte Carlo SE {num(mc_se, FORMATS['mc_se'])}) of "
-             f"{integer(reps)} samples of K = {integer(k)} documents",
-             f"{num(coverage, FORMATS['coverage'])} (error estándar de Monte Carlo {num(mc_se, FORMATS['mc_se'])}) "
-             f"de {integer(reps)} muestras de K = {integer(k)} documentos")
+    return tr("check.coverage_of_samples", coverage=num(coverage, FORMATS["coverage"]),
+              mc_se=num(mc_se, FORMATS['mc_se']), reps=integer(reps), k=integer(k))
 
 
 def _check_text(f: dict) -> str:
     c, lvl = f["check"], pct(f["interval"]["level"], 0)
     if c["basis"] == "none":
-        head = L("no: no census was given, so this is the default method, whose coverage on data like these is "
-                 "unknown (a census, key census.path, adds the check).",
-                 "no: no se dio un censo, así que es el método por defecto y se desconoce su cobertura en datos "
-                 "como estos (un censo, clave census.path, añade la comprobación).")
+        head = tr("box.check.none")
         ps = c.get("pseudo_population")
         if not ps:
             return head
         cov = _coverage_text(ps["coverage"], ps["mc_se"], ps["reps"], ps["k"])
-        return head + (L(f" On a pseudo-population built from this sample (weak evidence: it holds only documents "
-                         f"like the sampled ones) it covered {cov}"
-                         + ("." if ps["holds"] else f", below {lvl}: it may cover less than it claims."),
-                         f" Sobre una pseudopoblación construida con esta muestra (evidencia débil: solo contiene "
-                         f"documentos como los muestreados) tuvo una cobertura de {cov}"
-                         + ("." if ps["holds"] else f", por debajo del {lvl}: puede cubrir menos de lo que afirma.")))
-    where = (L("on the census", "sobre el censo") if c["basis"] == "census" else
-             L("on a pseudo-population built from this sample (weaker evidence than a census)",
-               "sobre una pseudopoblación construida con esta muestra (evidencia más débil que un censo)"))
+        return head + (tr("box.check.pseudo_holds", cov=cov) if ps["holds"] else
+                       tr("box.check.pseudo_below", cov=cov, level=lvl))
+    where = tr("where.census") if c["basis"] == "census" else tr("box.check.where_pseudo")
     why = esc(_reason_text(c["reason"]))
     if c["coverage"] is None or f["interval"]["ci"] is None:
-        return L(f"yes, {where}: {why}.", f"sí, {where}: {why}.")
+        return tr("box.check.yes", where=where, why=why)
     cov = _coverage_text(c["coverage"], c["mc_se"], c["reps"], c["k"])
     if c["verified"]:
-        return L(f"yes, {where}: this method covered {cov}, within Monte Carlo error of {lvl}; {why}.",
-                 f"sí, {where}: este método tuvo una cobertura de {cov}, dentro del error de Monte Carlo del "
-                 f"{lvl}; {why}.")
-    return L(f"yes, {where}; no method reached {lvl}, and this one came closest, covering {cov}.",
-             f"sí, {where}; ningún método alcanzó el {lvl}, y este fue el que más se acercó, con una cobertura "
-             f"de {cov}.")
+        return tr("box.check.verified", where=where, cov=cov, level=lvl, why=why)
+    return tr("box.check.closest", where=where, level=lvl, cov=cov)
 
 
 def _comparison_text(a, f: dict) -> str:
@@ -542,38 +495,27 @@ def _comparison_text(a, f: dict) -> str:
     from .i18n import signed   # a difference keeps its sign in both languages, as in Comparing systems
     head = f"{A} - {B}, {_kind_name(f['estimand']['kind'])}: {signed(c['estimate'])}"
     if c["ci"] is None:
-        why = esc(_reason_text(c["reason"])) if iv is not None else L("not computed", "no calculado")
-        return head + L(f"; no interval ({why}), so neither system can be called better.",
-                        f"; sin intervalo ({why}), así que no puede decirse que un sistema sea mejor.")
-    approx = L("approximate ", "aproximado ") if c["approximate"] else ""
-    df = "" if c["df"] is None else L("; df = ", "; grados de libertad = ") + num(c["df"], FORMATS["df"])
-    ivl = L(f", {approx}{lvl} interval {interval(*c['ci'], spec='+.4f')} ({esc(method_label(iv))}{df})",
-            f", intervalo {approx}al {lvl} {interval(*c['ci'], spec='+.4f')} ({esc(method_label(iv))}{df})")
+        why = esc(_reason_text(c["reason"])) if iv is not None else tr("word.not_computed")
+        return head + tr("box.comparison.no_interval", why=why)
+    approx = tr("box.comparison.approximate") if c["approximate"] else ""
+    df = "" if c["df"] is None else tr("box.df") + num(c["df"], FORMATS["df"])
+    ivl = tr("box.comparison.interval", approx=approx, level=lvl, ci=interval(*c["ci"], spec="+.4f"),
+             label=esc(method_label(iv)), df=df)
     verdict = {
-        "a_higher": L(f"the interval lies above 0: {A} scores higher than {B} on the population.",
-                      f"el intervalo queda por encima de 0: {A} puntúa más alto que {B} en la población."),
-        "b_higher": L(f"the interval lies below 0: {B} scores higher than {A} on the population.",
-                      f"el intervalo queda por debajo de 0: {B} puntúa más alto que {A} en la población."),
-        "includes_zero": L("the interval includes 0: these documents do not show which system is better.",
-                           "el intervalo incluye el 0: estos documentos no muestran qué sistema es mejor."),
+        "a_higher": tr("box.comparison.a_higher", A=A, B=B),
+        "b_higher": tr("box.comparison.b_higher", A=A, B=B),
+        "includes_zero": tr("box.comparison.includes_zero"),
     }[c["verdict"]]
     if c["basis"] == "census" and c["coverage"] is not None:
         cov = num(c["coverage"], FORMATS["coverage"])
-        check = (L(f" Checked by the paired simulation on the census (coverage {cov}).",
-                   f" Comprobado con la simulación pareada sobre el censo (cobertura {cov}).") if c["verified"]
-                 else L(f" Approximate: no method reached {lvl} in the paired simulation on the census (this one "
-                        f"covered {cov}).",
-                        f" Aproximado: ningún método alcanzó el {lvl} en la simulación pareada sobre el censo "
-                        f"(este cubrió {cov})."))
+        check = (tr("box.comparison.checked", cov=cov) if c["verified"]
+                 else tr("box.comparison.approximate_check", level=lvl, cov=cov))
     else:
-        check = L(" Not checked by simulation.", " Sin comprobar por simulación.")
+        check = tr("box.comparison.not_checked")
     if c["out_of_range"]:
-        check += L(" The interval leaves [-1, 1], the range a difference of bounded metrics cannot leave.",
-                   " El intervalo sale de [-1; 1], el rango del que no puede salir una diferencia de métricas "
-                   "acotadas.")
+        check += tr("box.comparison.out_of_range")
     if c["design_ignored"]:
-        check += L(" The comparison treats the documents as a simple random sample (it ignores the design).",
-                   " La comparación trata los documentos como una muestra aleatoria simple (no usa el diseño).")
+        check += tr("box.comparison.design_ignored")
     return head + ivl + "; " + verdict + check
 
 
@@ -585,50 +527,28 @@ def _warning_texts(f: dict) -> list[str]:
         code = w["code"]
         if code == "no_interval":
             why = esc(_reason_text(w["reason"]))
-            out.append(L(f"No interval: {why}.", f"Sin intervalo: {why}."))
+            out.append(tr("box.warning.no_interval", why=why))
         elif code == "approximate":
             cov = num(w["coverage"], FORMATS["coverage"])
-            out.append(L(f"Approximate: no method reached {lvl} in the simulation (this one covered {cov}); read "
-                         f"the interval as narrower than its nominal {lvl}.",
-                         f"Aproximado: ningún método alcanzó el {lvl} en la simulación (este cubrió {cov}); lea el "
-                         f"intervalo como más estrecho que su {lvl} nominal."))
+            out.append(tr("box.warning.approximate", level=lvl, cov=cov))
         elif code == "out_of_range":
             rng = interval(*w["range"], spec="g")
-            out.append(L(f"Out of range: the interval leaves {rng}, the range the metric cannot leave.",
-                         f"Fuera de rango: el intervalo sale de {rng}, el rango del que la métrica no puede salir."))
+            out.append(tr("box.warning.out_of_range", range=rng))
         elif code == "fpc_heuristic":
-            out.append(L("Heuristic finite population correction: the factor 1 - K/M is applied to a method that "
-                         "was not derived for it.",
-                         "Corrección por población finita aplicada como heurística: el factor 1 - K/M se aplica a un "
-                         "método que no se dedujo para él."))
+            out.append(tr("box.warning.fpc_heuristic"))
         elif code == "census":
-            out.append(L("Census: the documents are the whole population (K = M), so there is no sampling error "
-                         "and the interval is the estimate itself.",
-                         "Censo: los documentos son toda la población (K = M), así que no hay error de muestreo y "
-                         "el intervalo es la propia estimación."))
+            out.append(tr("box.warning.census"))
         elif code == "excluded_rows":
             n, why = integer(w["rows"]), esc(library_text(w["reason"]))
-            out.append(L(f"Rows excluded: {n} ({why}).", f"Filas excluidas: {n} ({why})."))
+            out.append(tr("box.warning.excluded_rows", rows=n, why=why))
         elif code == "unseen_tail":
             e, smp = pct(w["expected"], 0), pct(w["sample"], 0)
             nb, longest = integer(w["documents_beyond"]), integer(w["longest_sampled"])
-            out.append(L(f"Unseen long documents: a simple random sample of this size typically misses the longest "
-                         f"documents, where {e} of the population's chunks are expected ({smp} in this sample: {nb} "
-                         f"documents are longer than its longest, of {longest} chunks). If they score differently, no "
-                         "interval from this sample can show it: draw with probability proportional to size "
-                         "(perdoc sample --design pps).",
-                         f"Documentos largos no vistos: una muestra aleatoria simple de este tamaño suele perder los "
-                         f"documentos más largos, donde se espera el {e} de los fragmentos de la población ({smp} en "
-                         f"esta muestra: {nb} documentos son más largos que el más largo de ella, de {longest} "
-                         "fragmentos). Si puntúan distinto, ningún intervalo de esta muestra puede mostrarlo: extraiga "
-                         "con probabilidad proporcional al tamaño (perdoc sample --design pps)."))
+            out.append(tr("box.warning.unseen_tail", expected=e, sample=smp, beyond=nb, longest=longest))
         elif code == "similar_ids":
             n = integer(w["groups"])
             shown = "; ".join(" / ".join(esc(repr(v)) for v in g) for g in w["examples"])
-            out.append(L(f"Similar document ids allowed (data.allow_similar_ids): {n} group(s) differ only in "
-                         f"spaces, letter case or Unicode form and are kept as different documents: {shown}.",
-                         f"Identificadores parecidos admitidos (data.allow_similar_ids): {n} grupo(s) difieren solo "
-                         f"en espacios, mayúsculas o forma Unicode y se tratan como documentos distintos: {shown}."))
+            out.append(tr("box.warning.similar_ids", groups=n, shown=shown))
     return out
 
 
@@ -637,7 +557,7 @@ def summary_box(a) -> str:
     headline interval with its method and df, K and N, whether and how the interval was checked by
     simulation, the comparison's verdict and every warning that applies (:func:`summary_facts`).
 
-    Sentences follow the report's language (:func:`perdoc.i18n.L`), numbers are formatted by
+    Sentences follow the report's language (:func:`perdoc.i18n.tr`), numbers are formatted by
     :mod:`perdoc.i18n` with the formats of the sections (:data:`FORMATS`), and every piece of user
     text (the why, system names, exclusion reasons, ids) is escaped.
     """
@@ -645,40 +565,34 @@ def summary_box(a) -> str:
     p = a.headline.interval
     kind = f["estimand"]["kind"]
     iv, lvl = f["interval"], pct(f["interval"]["level"], 0)
-    question = (L("the rate of a chunk drawn at random from the collection",
-                  "la tasa de un fragmento elegido al azar de la colección") if kind == "micro" else
-                L("the expected rate in a typical document", "la tasa esperada en un documento típico"))
-    rows = [(L("Estimated", "Qué se estima"),
+    question = tr("box.question_micro") if kind == "micro" else tr("box.question_macro")
+    why_word = tr("box.why")
+    rows = [(tr("box.estimated"),
              f"<strong>{_kind_name(kind)}</strong>: {question}. "
-             f'<span class="perdoc-summary-why">{L("Why", "Por qué")}: {esc(f["estimand"]["why"])}</span>'),
-            (L("Estimate", "Estimación"),
+             f'<span class="perdoc-summary-why">{why_word}: {esc(f["estimand"]["why"])}</span>'),
+            (tr("box.estimate"),
              f'<strong class="perdoc-summary-number">{num(f["estimate"], FORMATS["estimate"])}</strong>')]
     label = esc(method_label(p))
     if iv["ci"] is not None:
-        approx = L("<strong>approximate</strong> ", "<strong>aproximado</strong> ") if f["check"]["approximate"] else ""
-        df = ("" if iv["df"] is None else
-              L("; df = ", "; grados de libertad = ") + num(iv["df"], FORMATS["df"]))
-        rows.append((L(f"{lvl} interval", f"Intervalo al {lvl}"),
+        approx = tr("box.approximate") if f["check"]["approximate"] else ""
+        df = "" if iv["df"] is None else tr("box.df") + num(iv["df"], FORMATS["df"])
+        rows.append((tr("box.interval", level=lvl),
                      f'<strong class="perdoc-summary-number">{interval(*iv["ci"], spec=FORMATS["interval"])}</strong> '
                      f"{approx}({label}{df})"))
     else:
         why = esc(_reason_text(iv["reason"]))
-        rows.append((L(f"{lvl} interval", f"Intervalo al {lvl}"),
-                     L(f"<strong>no interval</strong> ({label}): {why}.",
-                       f"<strong>sin intervalo</strong> ({label}): {why}.")))
-    rows.append((L("Sample", "Muestra"),
-                 L(f"K = {integer(f['K'])} documents, N = {integer(f['N'])} measurements (chunks or queries); "
-                   f"{_design_text(f)}.",
-                   f"K = {integer(f['K'])} documentos, N = {integer(f['N'])} mediciones (fragmentos o consultas); "
-                   f"{_design_text(f)}.")))
-    rows.append((L("Checked by simulation", "Comprobado por simulación"), _check_text(f)))
+        rows.append((tr("box.interval", level=lvl), tr("box.no_interval", label=label, why=why)))
+    rows.append((tr("box.sample"),
+                 tr("box.sample_text", K=integer(f["K"]), N=integer(f["N"]), design=_design_text(f))))
+    rows.append((tr("box.checked"), _check_text(f)))
     if f["comparison"] is not None:
-        rows.append((L("Comparison", "Comparación"), _comparison_text(a, f)))
+        rows.append((tr("box.comparison"), _comparison_text(a, f)))
     items = "\n".join(f"<dt>{dt}</dt><dd>{dd}</dd>" for dt, dd in rows)
     warnings = _warning_texts(f)
+    warnings_word = tr("box.warnings")
     warn = ("" if not warnings else
-            f'\n<div class="perdoc-summary-warnings"><p>{L("Warnings", "Advertencias")}</p><ul>\n'
+            f'\n<div class="perdoc-summary-warnings"><p>{warnings_word}</p><ul>\n'
             + "\n".join(f"<li>{w}</li>" for w in warnings) + "\n</ul></div>")
-    title = L("Summary", "Resumen")
+    title = tr("box.summary")
     return (f'<section class="perdoc-summary" aria-label="{title}">\n<p class="perdoc-summary-title">{title}</p>\n'
             f"<dl>\n{items}\n</dl>{warn}\n</section>")
