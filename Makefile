@@ -31,11 +31,14 @@ endif
 report: setup
 	$(BIN)/perdoc report params/*.yaml --out reports
 
+# JOBS parallel workers (pytest-xdist; auto: one per core); each test file runs on one worker, so a
+# file's rendered reports are made once. JOBS=0 runs everything in this process.
+JOBS ?= auto
 test: setup
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n $(JOBS) --dist loadfile
 
 test-all: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile
 
 # Regenerates the golden values with R (clubSandwich, survey) and compares. Needs Rscript.
 oracle: setup

@@ -1,3 +1,7 @@
+import os
+import shutil
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -23,3 +27,21 @@ def make_table(K=20, seed=0, binary=True, size_mean=3.0, size_sigma=1.0):
 @pytest.fixture
 def table():
     return make_table()
+
+
+def pytest_configure(config):
+    """One store of simulation results for the whole run (perdoc.study.memo), shared by the parallel
+    workers (they inherit the environment): the example's census simulation, which a dozen tests
+    render, is computed once. Results are keyed by their inputs and perdoc's source, so a hit is the
+    same object a computation gives; a run that sets PERDOC_MEMO_DIR itself keeps its own."""
+    if hasattr(config, "workerinput") or os.environ.get("PERDOC_MEMO_DIR"):
+        return
+    folder = tempfile.mkdtemp(prefix="perdoc-test-memo-")
+    os.environ["PERDOC_MEMO_DIR"] = folder
+    config._perdoc_memo = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_perdoc_memo", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -51,21 +51,28 @@ def placeholders(text: str) -> set:
 
 @pytest.fixture(scope="module")
 def code_keys() -> set:
-    """The message keys Babel extracts from lib/perdoc, with the keywords `make catalogs` uses."""
-    found = extract_from_dir(str(LIB), keywords=KEYWORDS)
-    return {message for _, _, message, _, _ in found}
+    """The message keys Babel extracts as `make catalogs` does (pyproject.toml's keywords, input paths and
+    mappings): from lib/perdoc's Python files and from the report notebooks' code cells."""
+    methods = BABEL.get("extractors", {})
+    method_map = [(m["pattern"], methods.get(m["method"], m["method"])) for m in BABEL["mappings"]]
+    keys = set()
+    for path in BABEL["extract_messages"]["input_paths"]:
+        found = extract_from_dir(str(ROOT / path), method_map=method_map, keywords=KEYWORDS)
+        keys |= {message for _, _, message, _, _ in found}
+    return keys
 
 
 def test_extraction_finds_the_reports_messages(code_keys):
     assert {"box.summary", "headline.title", "chart.sizes.caption", "input.file", "method.micro.cr2",
-            "method.micro.design.stratified", "chart.short.cr2", "chart.role.primary"} <= code_keys
+            "method.micro.design.stratified", "chart.short.cr2", "chart.role.primary", "reason.flat_rate",
+            "section.design.study", "section.checklist.missing"} <= code_keys   # library codes, notebook cells
     assert all(isinstance(k, str) and k == k.strip() and " " not in k for k in code_keys), "keys, not sentences"
 
 
 def test_no_key_hides_from_extraction(code_keys):
     """Every literal key of a tr / translate / N_ call (f-strings included, where Babel does not look)
     is one Babel extracts."""
-    arg = {"tr": 0, "translate": 1, "N_": 0}
+    arg = {"tr": 0, "translate": 1, "N_": 0, "Message": 0}
     literal = set()
     for path in LIB.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -96,12 +103,25 @@ def test_both_catalogs_hold_the_same_keys_and_placeholders():
     assert not differ, differ
 
 
+def sample_args(text: str) -> dict:
+    """An argument for each placeholder of ``text``: a number where the template gives a format spec."""
+    return {name: 12345.678 if spec else "x" for _, name, spec, _ in string.Formatter().parse(text)
+            if name is not None}
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_text_formats(lang):
     """Each text is a valid format template: its placeholders filled, no stray brace."""
     for key, m in messages(po(lang)).items():
-        args = {name: "x" for name in placeholders(m.string)}
-        assert i18n.translate(lang, key, **args), key
+        assert i18n.translate(lang, key, **sample_args(m.string)), key
+
+
+def test_numbers_are_written_in_the_language_of_the_text():
+    """A number argument is formatted by the template's spec, in the reader's form."""
+    assert i18n.translate("en", "note.fpc_applied", factor=0.984615) == \
+        "finite population correction applied: variances times 1 - K/M = 0.984615"
+    assert i18n.translate("es", "note.fpc_applied", factor=0.984615).endswith("1 - K/M = 0,984615")
+    assert i18n.translate("es", "checklist.design.census", K=12345) == "censo: los 12\u202f345 documentos de la población"
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -238,3 +258,79 @@ def test_unknown_method_or_changed_label_fails():
         method_name(replace(iv, method="no_such_method"), "es")
     with pytest.raises(UnknownMethod, match="not the English text"):
         method_name(replace(iv, label=iv.label + ", reworded"), "es")
+
+
+# ------------------------------------------------------------------------ the library's own sentences
+def _estimates_notes():
+    """Estimates whose notes and reasons cover the library's sentences: flat rates, a census, a finite
+    population correction, no sums of squares, single measurements, designs."""
+    from perdoc.estimate import estimate_design
+    n = np.array([3.0, 5, 4, 6, 2, 7, 3, 5])
+    flat = perdoc.DocTable.from_arrays(n=n, s=n / 2, q=n / 2)
+    ones = perdoc.DocTable.from_arrays(n=np.ones(8), s=np.array([1.0, 0, 1, 1, 0, 1, 0, 1]))
+    s = np.array([1.0, 2, 0, 3, 1, 2, 1, 4])
+    out = [perdoc.estimate(flat, replicates=99, seed=1), perdoc.estimate(ones, replicates=0),
+           perdoc.estimate(perdoc.DocTable.from_arrays(n=n, s=s), replicates=0, population_size=8),
+           perdoc.estimate(perdoc.DocTable.from_arrays(n=n, s=1.5 * s), replicates=0, population_size=40),
+           estimate_design(perdoc.DocTable.from_arrays(n=n, s=s, q=s), design={
+               "sampling": "two_stage", "population_size": 100, "chunks_in_doc": n + 3})]
+    return out
+
+
+def _library_messages(every_interval) -> list:
+    from perdoc.params import DEFAULT_OUT_OF_SCOPE
+    from perdoc.reading.io import _docs_metric
+    from perdoc.report.checklist import DEFAULT_OUT_OF_SCOPE as CHECKLIST_OUT_OF_SCOPE
+    from perdoc.simulate import recommend
+    from perdoc.study.policy import NOT_CHECKED
+    found = [NOT_CHECKED, *DEFAULT_OUT_OF_SCOPE, *CHECKLIST_OUT_OF_SCOPE]
+    for iv in every_interval:
+        found += [iv.reason, *iv.notes]
+    for est in _estimates_notes():
+        found += [*est.notes, *est.diagnostics.notes, *(iv.reason for iv in est.intervals)]
+    row = {"coverage": 0.95, "mc_se": 0.005, "mean_width": 0.05, "infinite": 0.0, "no_interval": 0.0}
+    for methods in ({"micro.cr2": row, "micro.cr1": {**row, "out_of_range": 0.01}, "macro.t": {**row, "coverage": 0.9}},
+                    {"micro.cr2": {**row, "out_of_range": 0.02}, "macro.t": {**row, "coverage": 0.5, "no_interval": 0.7}},
+                    {"micro.wald_iid": row}):
+        found += list(recommend(methods, 0.95)[1].values())
+    for q in (None, np.array([1.0, 2.0])):
+        for s in (np.array([1.0, 2.0]), np.array([0.5, 1.5]), np.array([-1.0, 2.0])):
+            found.append(_docs_metric(np.array([2.0, 3.0]), s, q if q is None or s[0] >= 0 else None, {}, "t", None)[1])
+    return [m for m in found if m is not None and m != ""]
+
+
+def test_the_librarys_sentences_have_codes_and_both_languages(every_interval):
+    from perdoc.messages import Message
+    seen = set()
+    for m in _library_messages(every_interval):
+        assert isinstance(m, Message), f"the library wrote {m!r} without a message code"
+        assert i18n.message_text(m, "en") == m, m.code             # the catalogs' English is the library's
+        es = i18n.message_text(m, "es")
+        assert es.strip() and es != m, (m.code, es)
+        assert not re.search(r"(?<![\w.])\d+\.\d+(?![\w])", es), es   # numbers in Spanish form
+        seen.add(m.code)
+    assert len(seen) >= 30 and {"reason.flat_rate", "note.census", "note.fpc_applied", "recommendation.qualifies",
+                               "recommendation.not_reached", "choice.not_checked", "caveat.index"} <= seen
+
+
+def test_a_sentence_without_a_code_or_reworded_is_an_error():
+    from perdoc.messages import Message
+    with pytest.raises(i18n.UnknownMessage, match="plain string"):
+        i18n.message_text("zero standard error: no interval", "es")
+    with pytest.raises(i18n.UnknownMessage, match="not in the catalogs"):
+        i18n.message_text(Message("reason.no_such_code", "a new sentence"), "es")
+    with pytest.raises(i18n.UnknownMessage, match="is not the library's"):
+        i18n.message_text(Message("reason.zero_se", "zero standard error, so no interval"), "es")
+    assert i18n.message_text(Message("reason.zero_se", "zero standard error: no interval"), "es") == \
+        "error estándar nulo: sin intervalo"
+
+
+def test_codes_survive_pickling_and_copying():
+    """A report's kernel reads the analysis frozen by pickle (perdoc.report.build)."""
+    import copy
+    import pickle
+    from perdoc.messages import Message
+    m = Message("recommendation.not_reached", "x {why}", why=Message("recommendation.why.too_narrow", "y"))
+    for back in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert isinstance(back, Message) and back == m and back.code == m.code
+        assert isinstance(back.args["why"], Message) and back.args["why"].code == "recommendation.why.too_narrow"

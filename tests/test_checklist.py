@@ -140,8 +140,9 @@ def test_checklist_frame(table, est):
 from types import SimpleNamespace  # noqa: E402
 
 from perdoc import i18n  # noqa: E402
-from perdoc.checklist import (OUT_OF_SCOPE_ES, STATUSES, checklist_table, design_text, method_label,  # noqa: E402
-                              out_of_scope_text, reason_text, signed, source_text, status_label)
+from perdoc.checklist import (STATUSES, checklist_table, design_text, method_label, out_of_scope_text,  # noqa: E402
+                              reason_text, signed, source_text, status_label)
+from perdoc.messages import Message  # noqa: E402
 from perdoc.params import DEFAULT_OUT_OF_SCOPE as PARAMS_OUT_OF_SCOPE  # noqa: E402
 
 SEVEN = KEYS[:7]   # the points a report must disclose, in the order the method's source lists them
@@ -252,7 +253,7 @@ def test_reference_study_named_with_its_numbers(table, est):
 
 
 def test_default_caveats_in_spanish_english_untouched(table, est):
-    assert set(PARAMS_OUT_OF_SCOPE) | set(DEFAULT_OUT_OF_SCOPE) <= set(OUT_OF_SCOPE_ES)
+    assert all(isinstance(t, Message) for t in PARAMS_OUT_OF_SCOPE + DEFAULT_OUT_OF_SCOPE)   # codes, not words
     for text in PARAMS_OUT_OF_SCOPE + DEFAULT_OUT_OF_SCOPE:
         assert out_of_scope_text(text, "en") == text
         es = out_of_scope_text(text, "es")
@@ -297,7 +298,7 @@ def test_recommendation_notes_in_spanish():
     assert rec == {"micro": "micro.cr2", "macro": None}
     micro, macro = reason_text(notes["micro"], "es"), reason_text(notes["macro"], "es")
     assert micro.startswith("micro.cr2: su cobertura, 0,949") and "único método micro que cumple" in micro
-    assert macro.startswith("ningún método macro alcanza el nivel nominal, 0,95,") and "0,900" in macro
+    assert macro.startswith("ningún método macro alcanza el nivel nominal 0,95 ") and "0,900" in macro
     for text in (micro, macro):
         assert not re.search(r"\b(coverage|qualifying|within|method)\b", text), text
     assert reason_text(notes["micro"], "en") == notes["micro"]
@@ -324,3 +325,46 @@ def test_design_text_in_spanish_has_the_english_numbers(sampling):
     assert not re.search(r"\b(of|documents|sample|drawn|stratum|chunks|whole)\b", es), es
     for number in re.findall(r"\d[\d,]*(?:\.\d+)?%?", en):   # every number of the English text, in Spanish form
         assert i18n.numbers_in(number, "es").replace("\u00a0", "") in es.replace("\u00a0", ""), (number, es)
+
+
+@pytest.mark.parametrize("with_replacement", [False, True])
+def test_design_text_of_a_drawn_sample_in_both_languages(with_replacement):
+    """A sample drawn by perdoc sample (design.sample): its design in words in English (as the report's
+    design_description) and in Spanish (this used to fail: no Spanish text for the drawn design)."""
+    from perdoc.reading.manifest import stage_fractions
+    _, kinds = stage_fractions(np.array(["big", "big", "rest", "rest", "rest"]),
+                               np.array([1.0, 1.0, 0.2, 0.3, 0.5]), np.array([1, 1, 1, 1, 1]))
+    info = {"sampling": "drawn", "design": "pps", "with_replacement": with_replacement, "documents_in_frame": 12345,
+            "take": 10, "seed": 7, "strata": {h: {"kind": k, "drawn": 2 if h == "big" else 3} for h, k in kinds.items()}}
+    a = SimpleNamespace(study=SimpleNamespace(design=SimpleNamespace(sampling="drawn", strata_column=None)),
+                        estimates=SimpleNamespace(population_size=None, design=info), table=SimpleNamespace(K=5))
+    en, es = design_text(a, "en"), design_text(a, "es")
+    from perdoc.report.build import design_description
+    assert en == design_description(a)
+    assert "probability proportional to size" in en and "take-all" in en
+    assert "probabilidad proporcional al tamaño" in es and "inclusión forzosa" in es
+    assert ("con reemplazo" if with_replacement else "sin reemplazo, método de Brewer") in es
+    assert "12\u202f345" in es and "semilla 7" in es and "10 fragmentos" in es
+    assert not re.search(r"\b(of|documents|drawn|stratum|chunks|whole|probabilit\w+)\b", es), es
+    # the checklist of a drawn sample: M from the frame, one extraction per draw, in Spanish throughout
+    from perdoc.report.notebook import library_text
+    from perdoc.survey import SampleData, design_estimate
+    k = 12
+    n = np.arange(k) % 5 + 3.0
+    s = np.floor(n / 2)
+    data = SampleData(doc=np.array([f"d{i}" for i in range(k)]), draw=np.ones(k, int), stratum=np.array(["x"] * k),
+                      prob=np.linspace(0.05, 0.2, k), N=n + 3, m=n, s=s, q=s, f=np.zeros(k))
+    drawn = design_estimate(data)
+    drawn = type(drawn)(**{**drawn.__dict__, "design": {**drawn.design, "documents_in_frame": 400}})
+    table = perdoc.DocTable.from_arrays(n=n, s=s, q=s)
+    items = by_key(checklist(table, drawn, design={"population": "p", "sampling": es},
+                             estimand={**ESTIMAND, "method": "logit_design"},
+                             exclusions=(), language="es"))
+    assert "M = 400 documentos en el marco, 12 extracciones de documentos" in items["population_design"].value
+    i18n.set_language("es")
+    try:
+        notes = [library_text(x) for x in drawn.notes]
+    finally:
+        i18n.set_language("en")
+    assert "los métodos del muestreo aleatorio simple (CR2, remuestreo, ...) ignoran este diseño y no se muestran" \
+        in notes and all(x != y for x, y in zip(notes, drawn.notes))

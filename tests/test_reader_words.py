@@ -192,10 +192,13 @@ def test_spanish_says_amplitud_not_anchura():
     assert not bad, bad
 
 
-@pytest.mark.parametrize("n_ok", ["2", "1"])
+@pytest.mark.parametrize("n_ok", [2, 1])
 def test_recommendation_reason_says_amplitud_media(n_ok):
-    en = ("micro.cr2: coverage 0.949 (Monte Carlo se 0.005) is within 2 Monte Carlo se of the nominal 0.95, and "
-          f"its mean width 0.0554 is the smallest of the {n_ok} qualifying micro method(s)")
+    from perdoc.simulate import recommend
+    row = {"coverage": 0.949, "mc_se": 0.005, "mean_width": 0.0554, "infinite": 0.0}
+    methods = {"micro.cr2": row, "micro.cr1": {**row, "coverage": 0.95 if n_ok == 2 else 0.5, "mean_width": 0.06}}
+    en = recommend(methods, 0.95)[1]["micro"]
+    assert en.startswith("micro.cr2: coverage 0.949") and f"smallest of the {n_ok} qualifying" in en
     es = reason_text(en, "es")
     assert "amplitud media" in es and "0,0554" in es and "anchura" not in es
 

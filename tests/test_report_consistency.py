@@ -25,6 +25,17 @@ SECTIONS = {"en": ("Intervals", "Planning-the-next-sample"),
             "es": ("Intervalos", "Planificar-la-pr%C3%B3xima-muestra")}
 
 
+def _frame_params(folder: Path) -> Path:
+    """The example with its census as the frame: the frame estimators join the methods."""
+    text = EXAMPLE.read_text(encoding="utf-8").replace("name: example", "name: frame")
+    text = text.replace("  sampling: srs\n", "  sampling: srs\n  frame: census\n")
+    text = text.replace("../data/example/", f"{ROOT / 'data' / 'example'}/")
+    assert "frame: census" in text
+    p = folder / "frame.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
 def _pilot_params(folder: Path) -> Path:
     """The example sample without a census: the planner's pilot is the study itself."""
     p = folder / "pilot.yaml"
@@ -48,6 +59,7 @@ def reports(tmp_path_factory):
         for lang in ("en", "es"):
             built[("example", lang)] = build_report(EXAMPLE, out / lang, language=lang)
             built[("pilot", lang)] = build_report(pilot, out / lang, language=lang)
+        built[("frame", "en")] = build_report(_frame_params(out), out / "en", language="en")
     finally:
         i18n.set_language("en")
     return built
@@ -257,3 +269,78 @@ def test_spanish_english_reports_hold_the_same_numbers(reports):
     text = _text(_sections(_html(reports, "example", "es"))["Intervalos"])
     assert i18n.interval(lo, hi, ".4f", lang="es") in text
     assert "intervalo de confianza" in text and "media micro" in text
+
+
+# ------------------------------------------------------------------ one set of decisions
+def _roles(block: dict) -> dict:
+    return {m: v.get("role") for m, v in block.items() if isinstance(v, dict) and "role" in v}
+
+
+def _decisions(summary: dict):
+    """(label, estimates block, simulation, headline) for one system and for the paired difference."""
+    yield "one system", summary, summary.get("simulation"), summary["headline"]
+    cmp = summary.get("comparison")
+    if cmp and cmp.get("paired"):
+        yield "difference", cmp["difference"], summary.get("simulation_paired"), summary.get("comparison_headline")
+
+
+@pytest.mark.parametrize("name", ["example", "frame", "pilot"])
+def test_one_primary_per_estimand_and_it_is_what_the_evidence_chose(reports, name):
+    """Every estimand has one primary; it is the headline's method for the declared estimand, and for
+    the other estimand it is what the same simulation recommends (when it recommends one)."""
+    summary = _summary(reports, name)
+    for what, block, sim, head in _decisions(summary):
+        for kind in ("micro", "macro"):
+            primaries = [m for m, r in _roles(block[kind]).items() if r == "primary"]
+            assert len(primaries) == 1, (what, kind, primaries)
+            rec = (sim or {}).get("recommended", {}).get(kind)
+            if rec and block[kind].get(rec.split(".", 1)[1], {}).get("ci") is not None:
+                assert primaries == [rec.split(".", 1)[1]], (what, kind, rec, primaries)
+            if head and head["estimand"] == kind:
+                assert primaries == [head["method"]], (what, kind, head["method"], primaries)
+
+
+@pytest.mark.parametrize("name", ["example", "frame"])
+def test_tables_and_recommendation_sentences_name_the_same_methods(reports, name):
+    """The every-method tables mark the JSON's primaries, and each "recommended X" sentence of the
+    simulation sections names the primary of that estimand."""
+    summary = _summary(reports, name)
+    doc = _html(reports, name, "en")
+    section = _sections(doc)[SECTIONS["en"][0]]
+    heads, *body = _rows(section, "role")
+    shown = {(r[0], r[1]): r[heads.index("role")] for r in body}
+    for kind in ("micro", "macro"):
+        for method, role in _roles(summary[kind]).items():
+            if (kind, method) in shown:
+                assert shown[(kind, method)] == role, (kind, method)
+    text = _text(doc)
+    blocks = dict((what, block) for what, block, _, _ in _decisions(summary))
+    found = re.findall(r"\b(micro|macro)( difference)?: recommended (micro|macro)\.(\w+)\.", text)
+    assert found, "no recommendation sentence"
+    for kind, diff, kind2, method in found:
+        block = blocks["difference" if diff else "one system"]
+        primary = [m for m, r in _roles(block[kind]).items() if r == "primary"]
+        assert kind == kind2 and primary == [method], (kind, diff, method, primary)
+
+
+def _widths(block: dict, kind: str, role: str) -> dict:
+    return {m: v["ci"][1] - v["ci"][0] for m, v in block[kind].items()
+            if isinstance(v, dict) and v.get("role") == role and v.get("ci")}
+
+
+@pytest.mark.parametrize("name", ["example", "frame"])
+def test_the_baselines_caption_holds_for_the_numbers_beside_it(reports, name):
+    """A caption that calls the baselines too narrow is true of every baseline drawn beside it: each
+    is narrower than the interval the report leads with; otherwise the caption says which one is not."""
+    summary = _summary(reports, name)
+    head = summary["headline"]
+    lead_width = head["ci"][1] - head["ci"][0]
+    wider = [m for m, w in _widths(summary, head["estimand"], "baseline").items() if w >= lead_width]
+    text = _text(_sections(_html(reports, name, "en"))[SECTIONS["en"][0]])
+    caption = re.search(r"red bars are contrast baselines[^.]*\.", text)
+    assert caption, "the chart caption is missing"
+    if wider:
+        assert "(too narrow)" not in caption.group(0), (wider, caption.group(0))
+        assert "wider than the leading interval" in text
+    else:
+        assert "(too narrow)" in caption.group(0)

@@ -1051,20 +1051,10 @@ def _plan_pairing_lines(plan) -> list[str]:
 
 
 def _plan_population_size(study, table, census):
-    """M of the report's planning section: the population size of a simple random sample or census
-    (a census's own K when not given, a frame's M), and none for other designs (their plan is for a
-    simple random sample of documents, without the finite population correction)."""
-    g = study.design
-    if g.sampling not in ("srs", "census"):
-        return None
-    if g.population_size is not None:
-        return g.population_size
-    if g.sampling == "census":
-        return table.K
-    if getattr(g, "frame", None) is not None:
-        from .study.run import load_study_frame
-        return load_study_frame(study, census).M
-    return None
+    """M of the report's planning section (:func:`perdoc.study.run.plan_population_size`, which the
+    report calls too)."""
+    from .study.run import plan_population_size
+    return plan_population_size(study, table, census)
 
 
 def _simulate(args) -> int:

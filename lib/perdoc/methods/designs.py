@@ -29,6 +29,7 @@ import numpy as np
 
 from . import intervals as _methods
 from ..errors import InputError, ParameterError
+from ..messages import Message
 from .results import ConfidenceInterval, Interval
 
 __all__ = ["stratified", "two_stage", "stratified_batch", "two_stage_batch", "StratumSummary"]
@@ -58,7 +59,8 @@ def _t_interval(estimand, method, label, est, se, df, level, notes=()) -> Interv
     lo, hi, code = _methods.t_interval(est, se, df, 1 - level, False)
     if int(code) != _methods.OK:
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
-                        reason="zero design variance: every sampled document gives the same value",
+                        reason=Message("reason.zero_design_variance", "zero design variance: every sampled "
+                                       "document gives the same value"),
                         role="primary", notes=tuple(notes))
     return Interval(estimand=estimand, method=method, label=label, estimate=est, level=level, se=se, df=df,
                     ci=ConfidenceInterval(float(lo), float(hi)), role="primary", notes=tuple(notes))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..messages import Message
 from .micro import ldexp
 from .results import Diagnostics
 
@@ -56,11 +57,12 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float,
     notes = []
     if q is None:
         icc = deff = n_eff = deff_realised = float("nan")
-        notes.append("ICC and design effect need the sums of squared scores (q)")
+        notes.append(Message("note.icc_needs_q", "ICC and design effect need the sums of squared scores (q)"))
     else:
         icc = icc_anova(n, s, q)
         if np.isnan(icc):
-            notes.append("ICC undefined: every document has a single measurement")
+            notes.append(Message("note.icc_single_measurement", "ICC undefined: every document has a single "
+                                 "measurement"))
         deff = 1.0 + (sum_n2 / N - 1.0) * icc
         n_eff = N / deff if deff > 0 else float("nan")
         S = float(s.sum())

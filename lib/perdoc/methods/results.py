@@ -219,7 +219,11 @@ class Estimates:
                 "level": iv.level, "role": iv.role, "resampling_unit": iv.resampling_unit,
                 "reason": iv.reason, "out_of_range": iv.out_of_range,
             })
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(rows)
+        # the reasons as the intervals hold them (None, or a perdoc.messages.Message with its code): a
+        # column of strings would drop the codes a report finds the reader's language by
+        out["reason"] = pd.Series([iv.reason for iv in self.intervals], dtype=object, index=out.index)
+        return out
 
 
 def _ldexp(x: float, e: int) -> float:

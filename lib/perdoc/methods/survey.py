@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from ..reading.manifest import SampleData, _strata_of, stage_fractions  # noqa: F401  (the drawn sample)
+from ..messages import Message
 from . import intervals as _methods
 from .results import ConfidenceInterval, Interval
 
@@ -56,9 +57,10 @@ def _linearised(w, a, ybar, m, N, s2, f, stratum):
     live = [i for i, fh in enumerate(fh_all) if not fh >= 1.0]   # not taken whole
     for i in live:
         if counts[i] < 2:
-            return theta, None, None, (f"stratum {str(names[i])!r} has one drawn document: its variance cannot be "
-                                       "estimated (draw at least two documents in every stratum that is not "
-                                       "taken whole)")
+            return theta, None, None, Message("reason.stratum_one_document", "stratum {stratum} has one drawn "
+                                              "document: its variance cannot be estimated (draw at least two "
+                                              "documents in every stratum that is not taken whole)",
+                                              stratum=repr(str(names[i])))
     squares = _sum_of_squares_by_stratum(z, order, starts, counts, live)
     for i in live:   # in stratum order, as one loop over the strata adds them
         k_h, fh = int(counts[i]), fh_all[i]
@@ -69,16 +71,19 @@ def _linearised(w, a, ybar, m, N, s2, f, stratum):
         within = np.where((m < N) & (m >= 2), (1.0 - m / N) * (w * a) ** 2 * s2 / (m * X * X), 0.0)
     v2 = float(np.sum(f * within))
     if np.any((f > 0) & (m < N) & (m < 2)):
-        return theta, None, None, ("a document with a single labelled chunk out of several gives no estimate of "
-                                   "the variance within it (label at least two chunks per document)")
+        return theta, None, None, Message("reason.single_labelled_chunk", "a document with a single labelled chunk "
+                                          "out of several gives no estimate of the variance within it (label at "
+                                          "least two chunks per document)")
     v = v1 + v2
     if psus:
         df = float(max(psus - groups, 1))
     else:  # every document taken whole: only chunk sampling varies
         df = float(max(int(np.sum(np.maximum(m - 1, 0))), 1))
     if not (v > 0 and math.isfinite(v)):
-        return theta, 0.0 if v == 0 else None, df, ("zero design variance: every drawn document gives the same "
-                                                     "value" if v == 0 else "the design variance is not finite")
+        return theta, 0.0 if v == 0 else None, df, (
+            Message("reason.zero_design_variance_drawn", "zero design variance: every drawn document gives the "
+                    "same value") if v == 0 else
+            Message("reason.design_variance_not_finite", "the design variance is not finite"))
     return theta, math.sqrt(v), df, None
 
 
@@ -136,9 +141,10 @@ def design_estimate(data: SampleData, *, level: float = 0.95, bounded: bool | No
                     micro_estimate=intervals[0].estimate,
                     macro_estimate=next(iv.estimate for iv in intervals if iv.estimand == "macro"),
                     intervals=tuple(intervals), diagnostics=diag, replicates=0, seed=None,
-                    notes=tuple(data.notes) + ("the simple-random-sampling methods (CR2, bootstrap, ...) ignore "
-                                               "this design and are not shown",
-                                               "diagnostics are computed without design weights"),
+                    notes=tuple(data.notes) + (
+                        Message("note.srs_methods_ignore_drawn", "the simple-random-sampling methods (CR2, "
+                                "bootstrap, ...) ignore this design and are not shown"),
+                        Message("note.diagnostics_unweighted", "diagnostics are computed without design weights")),
                     design=info, metric_range=mrange)
     return est
 
@@ -159,14 +165,16 @@ def _interval(kind, method, label, theta, se, df, level, reason, mrange, alpha, 
     common = dict(estimand=kind, method=method, label=label, estimate=theta, level=level, se=se, df=df,
                   role="primary", metric_range=mrange)
     if reason is not None or se is None:
-        return Interval(**common, reason=reason or "no variance estimate")
+        return Interval(**common, reason=reason or Message("reason.no_variance_estimate", "no variance estimate"))
     if logit:
         if not (0.0 < theta < 1.0):
-            return Interval(**common, reason=f"the estimate is {theta:g}: the logit scale is undefined at 0 and 1 "
-                                             "(the plain design interval is shown)")
+            return Interval(**common, reason=Message("reason.logit_design_bounds", "the estimate is {estimate:g}: "
+                                                     "the logit scale is undefined at 0 and 1 (the plain design "
+                                                     "interval is shown)", estimate=theta))
         lo, hi, code, _ = _methods.logit_cr2(np.float64(theta), np.float64(se), np.float64(df), alpha, False)
     else:
         lo, hi, code = _methods.t_interval(np.float64(theta), np.float64(se), np.float64(df), alpha, False)
     if int(code) != _methods.OK:
-        return Interval(**common, reason="no interval: the design variance is zero or undefined")
+        return Interval(**common, reason=Message("reason.design_variance_zero_or_undefined", "no interval: the "
+                                                 "design variance is zero or undefined"))
     return Interval(**common, ci=ConfidenceInterval(float(lo), float(hi)))

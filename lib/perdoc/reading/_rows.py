@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import numpy as np
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
+from ..messages import Message
 from .export import neutralise_csv_cell, write_table
 from .table import DocTable
 from . import formats as _formats
@@ -147,7 +148,8 @@ def _pairs_table(res: dict, *, label: str, info_fn, refetch, violation, doc: str
     order = {"binary": 0, "proportion": 1, "score": 2}
     kind = max((k for k, _ in kinds.values()), key=order.get)
     (ka, ra), (kb, rb) = kinds[a], kinds[b]
-    reason = ra if (ka, ra) == (kb, rb) else f"'{a}': {ra}; '{b}': {rb}"
+    reason = ra if (ka, ra) == (kb, rb) else Message("metric_reason.two_systems", "'{a}': {reason_a}; '{b}': "
+                                                     "{reason_b}", a=a, b=b, reason_a=ra, reason_b=rb)
     info = info_fn(rows)
     info.update({"rows_only_a": only_a, "rows_only_b": only_b, "rows_neither": neither})
     info.update(_metric_info(metric, kind, reason))
@@ -222,16 +224,17 @@ def _build_pairs(res: dict, docs, n_a, n_b, *, doc: str, a: str, b: str, unpaire
 
 
 _REASONS = {
-    "binary": "every score is 0 or 1",
-    "proportion": "scores lie in [0, 1] but are not all 0/1",
-    "score": "some score lies outside [0, 1]",
+    "binary": Message("metric_reason.binary", "every score is 0 or 1"),
+    "proportion": Message("metric_reason.proportion", "scores lie in [0, 1] but are not all 0/1"),
+    "score": Message("metric_reason.score", "some score lies outside [0, 1]"),
 }
 
 
 _DECLARED = {
-    "binary": "declared binary: every score is checked to be 0 or 1",
-    "proportion": "declared proportion: every score is checked to lie in [0, 1]",
-    "score": "declared score: any finite number is accepted",
+    "binary": Message("metric_reason.declared_binary", "declared binary: every score is checked to be 0 or 1"),
+    "proportion": Message("metric_reason.declared_proportion", "declared proportion: every score is checked to lie "
+                          "in [0, 1]"),
+    "score": Message("metric_reason.declared_score", "declared score: any finite number is accepted"),
 }
 
 

@@ -54,6 +54,7 @@ import numpy as np
 
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from .export import neutralise_csv_cell, write_table
+from ..messages import Message
 from .table import DocTable
 from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
     _SCALE_HI, _SCALE_LO,
@@ -466,13 +467,16 @@ def _docs_metric(n, s, q, names: dict, label: str, metric) -> tuple[str, str]:
     if metric == "proportion" and not unit:
         _refuse_docs_sums(n, s, q, in_range, q_unit, names, label, metric)
     if binary:
-        return "binary", ("every s is a whole number in [0, n] (q not given), as 0/1 scores give" if q is None
-                          else "every document's sums fit 0/1 scores (whole s in [0, n], q = s)")
+        return "binary", (Message("metric_reason.docs_binary_no_q", "every s is a whole number in [0, n] (q not "
+                                  "given), as 0/1 scores give") if q is None else
+                          Message("metric_reason.docs_binary", "every document's sums fit 0/1 scores (whole s in "
+                                  "[0, n], q = s)"))
     if unit:
-        return "proportion", ("every s lies in [0, n] (q not given) but not all are whole numbers" if q is None
-                              else "every document's sums fit scores in [0, 1] (0 <= q <= s <= n) but not 0/1 "
-                                   "scores")
-    return "score", "some document's sums fit no scores in [0, 1]"
+        return "proportion", (Message("metric_reason.docs_proportion_no_q", "every s lies in [0, n] (q not given) "
+                                      "but not all are whole numbers") if q is None else
+                              Message("metric_reason.docs_proportion", "every document's sums fit scores in [0, 1] "
+                                      "(0 <= q <= s <= n) but not 0/1 scores"))
+    return "score", Message("metric_reason.docs_score", "some document's sums fit no scores in [0, 1]")
 
 
 #: How :func:`_refuse_docs_sums` words a declared metric's rules: (what a sum ``s`` that breaks them is,

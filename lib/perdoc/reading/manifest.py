@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataFileError, InputError, ParameterError
+from ..messages import Message
 
 __all__ = ["read_table_file", "write_manifest", "manifest_json_path", "SampleData", "stage_fractions",
            "read_manifest", "load_sample", "as_table", "from_table", "MANIFEST_COLUMNS"]
@@ -161,8 +162,7 @@ def stage_fractions(stratum, prob, draw) -> tuple[np.ndarray, dict]:
     srs = (np.logical_and.reduceat(p == np.repeat(first, counts), starts)
            & np.logical_and.reduceat(draw[order] == 1, starts))
     f_h = np.where(take_all, 1.0, np.where(srs, first, 0.0))
-    kinds = {str(h): ("take-all" if t else "simple random sample" if e else
-                      "unequal probabilities (with-replacement variance)")
+    kinds = {str(h): (_TAKE_ALL if t else _SIMPLE_RANDOM if e else _UNEQUAL)
              for h, t, e in zip(names.tolist(), take_all.tolist(), srs.tolist())}
     return f_h[inverse], kinds
 
@@ -180,6 +180,11 @@ def _strata_of(stratum):
 
 
 # -------------------------------------------------------------------------------- reading
+#: The kinds of stratum :func:`stage_fractions` tells apart, as the design block of a drawn sample names them.
+_TAKE_ALL = Message("stratum_kind.take_all", "take-all")
+_SIMPLE_RANDOM = Message("stratum_kind.simple_random", "simple random sample")
+_UNEQUAL = Message("stratum_kind.unequal", "unequal probabilities (with-replacement variance)")
+
 MANIFEST_COLUMNS = ("stratum", "prob", "draw")
 
 
@@ -249,11 +254,13 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
     # a simple-random stratum's fraction counts the documents drawn, before nonresponse
     info["strata"] = {h: {"kind": kinds[h], "drawn": int((psu["stratum"] == h).sum())} for h in kinds}
     if any(k == "take-all" for k in kinds.values()):
-        notes.append("documents of the take-all (certainty) stratum add no sampling variance between documents "
-                     "(all of them were drawn); only their chunk subsampling, if any, adds variance")
+        notes.append(Message("note.take_all_stratum", "documents of the take-all (certainty) stratum add no "
+                             "sampling variance between documents (all of them were drawn); only their chunk "
+                             "subsampling, if any, adds variance"))
     if any(k.startswith("unequal") for k in kinds.values()):
-        notes.append("documents drawn with unequal probabilities: with-replacement (Hansen-Hurwitz) variance, exact "
-                     "with replacement and slightly conservative without")
+        notes.append(Message("note.unequal_probabilities", "documents drawn with unequal probabilities: "
+                             "with-replacement (Hansen-Hurwitz) variance, exact with replacement and slightly "
+                             "conservative without"))
     return SampleData(doc=psu["doc"].to_numpy().astype(str), draw=psu["draw"].to_numpy().astype(np.int64),
                       stratum=psu["stratum"].to_numpy().astype(str), prob=psu["prob"].to_numpy(float),
                       N=psu["n"].to_numpy(float), m=psu["m"].to_numpy(float), s=psu["s"].to_numpy(float),
@@ -350,9 +357,10 @@ def _nonresponse(psu, nonresponse: bool, *, labels_path: str):
                              "to count them as nonresponse")
         gone = psu["m"] == 0
         info["nonresponse"] = {"units": missing_units, "documents": int(gone.sum())}
-        notes.append(f"nonresponse: {missing_units} unit(s) of the manifest have no label ({int(gone.sum())} whole "
-                     "document(s)); missing chunks are treated as missing at random within their document, missing "
-                     "documents within their stratum (the others' weights are raised to make up)")
+        notes.append(Message("note.nonresponse", "nonresponse: {units} unit(s) of the manifest have no label "
+                             "({documents} whole document(s)); missing chunks are treated as missing at random within "
+                             "their document, missing documents within their stratum (the others' weights are raised "
+                             "to make up)", units=missing_units, documents=int(gone.sum())))
         if gone.any():
             k_h = psu.groupby("stratum")["doc"].transform("size")
             r_h = psu.assign(r=~gone).groupby("stratum")["r"].transform("sum")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import InputError, ParameterError
+from ..messages import Message
 from .table import DocTable, Exclusion
 
 __all__ = ["PairTable"]
@@ -92,7 +93,8 @@ class PairTable:
         # a difference of scores is never a 0/1 metric, even when every row's difference is 0 or 1
         source = {**self.source, "binary": False}
         if "metric" in source:  # a difference of scores may be any number
-            source.update(metric="score", metric_reason="a difference of two systems' scores")
+            source.update(metric="score", metric_reason=Message("metric_reason.difference", "a difference of two "
+                                                                "systems' scores"))
         t = DocTable.from_arrays(n=self.n_a, s=self.s_a - self.s_b, q=self.q_d, doc=self.doc,
                                  source=source, exclusions=self.exclusions)
         return t if self.scale == 1.0 else replace(t, scale=self.scale)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..messages import Message
 
 __all__ = ["DocTable", "Exclusion", "MAX_COUNT"]
 
@@ -122,10 +123,11 @@ class DocTable:
     def notes(self) -> tuple[str, ...]:
         out = []
         if self.q_assumed_binary:
-            out.append("q (sum of squared scores) not given: scores assumed binary, q = s")
+            out.append(Message("note.q_assumed_binary", "q (sum of squared scores) not given: scores assumed "
+                               "binary, q = s"))
         elif self.q is None:
-            out.append("q (sum of squared scores) not given and scores are not binary: "
-                       "ICC, design effect and Wald baselines are not available")
+            out.append(Message("note.q_missing", "q (sum of squared scores) not given and scores are not binary: "
+                               "ICC, design effect and Wald baselines are not available"))
         return tuple(out)
 
     def to_frame(self):

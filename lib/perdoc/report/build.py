@@ -69,6 +69,8 @@ class Analysis:
     strata: tuple | None = None         # (StrataPlan, SimulationResult or None) of planning.strata
     pseudo_simulation: object = None    # SimulationResult on a pseudo-population built from the sample
     design_plan: dict | None = None     # planning.design: the drawn designs compared (perdoc.design_plan)
+    comparison_many: object = None      # perdoc.MultiComparison when data.compare_to lists 2+ columns
+    difference_plan: dict | None = None  # planning.difference_half_width (perdoc.study.run.difference_plan_study)
 
     @property
     def default_interval(self):
@@ -174,20 +176,23 @@ def _analyse_cached(path: str, stamp) -> Analysis:
 def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
     it is a copy of, with its size and SHA-256, so the report names the user's file."""
-    from ..study.run import (design_plan_study, estimate_study, load_study_census_and_scores, load_study_pairs,
-                        load_study_table, simulate_study, strata_experiment)
+    from ..study.run import (compare_study_systems, design_plan_study, difference_plan_study, estimate_study,
+                             load_study_census_and_scores, load_study_pairs, load_study_table, simulate_study,
+                             strata_experiment)
     shown = shown or {}
     with _user_paths(shown):
         table = load_study_table(study)
         est = estimate_study(study, table)
         comparison = None
         pairs = load_study_pairs(study)
+        compare_size = est.population_size if study.design.sampling in ("srs", "census") else None
         if pairs is not None:
             from ..study.compare import compare
             iv = study.intervals
-            comparison = compare(pairs, level=iv.level, population_size=est.population_size
-                                 if study.design.sampling in ("srs", "census") else None,
+            comparison = compare(pairs, level=iv.level, population_size=compare_size,
                                  replicates=iv.replicates, seed=iv.seed)
+        many = compare_study_systems(study, compare_size, first=pairs)
+        difference_plan = difference_plan_study(study, table)
         # (the chunk scores a simulated take of a continuous metric needs come from the same read)
         census, chunk_scores = load_study_census_and_scores(study, table)
         simulation = pair_simulation = strata = pseudo = None
@@ -205,7 +210,8 @@ def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
     info = _input_info(study, table, est, census, shown)
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
-                    pseudo_simulation=pseudo, design_plan=design_plan)
+                    pseudo_simulation=pseudo, design_plan=design_plan, comparison_many=many,
+                    difference_plan=difference_plan)
 
 
 def led(study: Study, est: Estimates, comparison, simulation=None, pair_simulation=None):
@@ -374,6 +380,8 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
     if analysis.comparison is not None:
         out["comparison"] = analysis.comparison.to_dict()
+    if analysis.comparison_many is not None:
+        out["comparison_many"] = analysis.comparison_many.to_dict()
     out["headline"] = analysis.headline.to_dict()
     from .notebook import summary_facts
     out["summary_box"] = summary_facts(analysis)   # what the report's summary box states
@@ -391,6 +399,11 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
         out["planning_strata"] = {"plan": plan.to_dict(), "simulation": None if sim is None else sim.to_dict()}
     if analysis.design_plan is not None:
         out["planning_design"] = analysis.design_plan
+    if analysis.difference_plan is not None:
+        dp = analysis.difference_plan
+        out["planning_difference"] = {**({} if dp["plan"] is None else dp["plan"].to_dict()),
+                                      "target_half_width": dp["target"], "pilot": dp["pilot"],
+                                      "pilot_K": dp["pilot_K"], "problem": dp["problem"]}
     out["exclusions"] = [{"rows": e.rows, "reason": e.reason} for e in analysis.table.exclusions]
     out["versions"] = package_versions()
     return out

@@ -41,7 +41,7 @@ from ..reading.table import DocTable
 __all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
            "bootstrap_distribution", "paired_differences", "planning_curve", "coverage_chart", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS",
            "bootstrap_empty", "planning_empty", "coverage_empty", "baseline_text", "short_label", "FORMATS",
-           "FORMAT_LOCALES"]
+           "FORMAT_LOCALES", "leaderboard_chart"]
 
 WIDTH = 560            # plot width in pixels, every chart
 MAX_ROWS = 5000        # never pass more rows than this to Altair (its MaxRowsError limit)
@@ -163,6 +163,12 @@ def short_label(iv) -> str:
         df = tr("chart.df")
         label = f"{label} ({df} {num(iv.df, FORMATS['df'])})"
     return label
+
+
+#: The header of the every-method table's column (section Intervals) that gives each method's name on
+#: the interval chart exactly as :func:`short_label` writes it, so a reader can match a chart row to
+#: its table row (message key).
+SHORT_LABEL_COLUMN = N_("chart.short.column")
 
 
 def _short(text: str, limit: int) -> str:
@@ -353,6 +359,24 @@ ROLE_NAMES = {"primary": N_("chart.role.primary"), "alternative": N_("chart.role
 LABEL_PX = 290         # room for the method names of the interval chart (never cut: see short_label)
 
 
+#: The contrast baselines and the estimands as the intervals chart's caption names them.
+BASELINE_NAMES = {"wald_iid": N_("chart.baseline_name.wald_iid"), "wald_eff_n": N_("chart.baseline_name.wald_eff_n")}
+ESTIMAND_NAMES = {"micro": N_("chart.estimand_name.micro"), "macro": N_("chart.estimand_name.macro")}
+
+
+def _baselines_wider_than_lead(estimates: Estimates) -> list:
+    """The contrast baselines whose interval is at least as wide as their estimand's leading (primary)
+    interval: the caption calls the baselines too narrow only when none is, so its claim holds for the
+    bars drawn beside it."""
+    def width(iv):
+        return iv.ci.high - iv.ci.low if iv.ci is not None else None
+
+    lead = {iv.estimand: width(iv) for iv in estimates.intervals if iv.role == "primary"}
+    return [iv for iv in estimates.intervals
+            if iv.role == "baseline" and width(iv) is not None and lead.get(iv.estimand) is not None
+            and width(iv) >= lead[iv.estimand]]
+
+
 def interval_comparison(estimates: Estimates) -> Chart:
     """Every interval method side by side, one panel per estimand.
 
@@ -410,7 +434,11 @@ def interval_comparison(estimates: Estimates) -> Chart:
         title=title)
     n_none = int((~df["available"]).sum())
     heur = sum(1 for iv in estimates.intervals if fpc_heuristic(iv))
-    caption = (tr("chart.intervals.caption", K=integer(estimates.K), N=_num(estimates.N))
+    wider = _baselines_wider_than_lead(estimates)
+    K, N = integer(estimates.K), _num(estimates.N)
+    caption = ((tr("chart.intervals.caption_wider", K=K, N=N) if wider else tr("chart.intervals.caption", K=K, N=N))
+               + "".join(tr("chart.intervals.wider_baseline", baseline=tr(BASELINE_NAMES[iv.method]),
+                            estimand=tr(ESTIMAND_NAMES[iv.estimand])) for iv in wider)
                + (tr("chart.intervals.caption_none", count=n_none) if n_none else "")
                + (tr("chart.intervals.caption_fpc", count=heur)
                   if heur and estimates.population_size is not None else "") + ".")
@@ -667,3 +695,79 @@ def to_svg(chart: Chart | alt.TopLevelMixin) -> str:
         svg = re.sub(r'(\bid="|url\(#|href="#)(' + alternatives + r')(?=["\)])',
                      lambda m: m.group(1) + mapping[m.group(2)], svg)
     return svg
+
+
+# ---------------------------------------------------------------------- several systems: the leaderboard
+def _leaderboard_frames(m) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The leaderboard chart's data: systems (highest mean first, with their rank text), the pairs'
+    intervals in long form (pointwise and simultaneous) and the pairs' estimates."""
+    systems = pd.DataFrame([{"system": r.system, "micro": float(r.micro), "order": i,
+                             "label": (tr("chart.leaderboard.rank_fixed", system=r.system, rank=r.rank)
+                                       if r.low == r.high else
+                                       tr("chart.leaderboard.rank_range", system=r.system, rank=r.rank, low=r.low,
+                                          high=r.high))}
+                            for i, r in enumerate(m.ranking)])
+    pointwise = tr("chart.leaderboard.pointwise", level=pct(m.level, 0))
+    simultaneous = tr("chart.leaderboard.simultaneous")
+    bars, points = [], []
+    for i, p in enumerate(m.pairs):
+        points.append({"pair": p.label, "order": i, "estimate": float(p.interval.estimate)})
+        for kind, iv in ((simultaneous, p.simultaneous), (pointwise, p.interval)):
+            if iv.ci is not None:
+                bars.append({"pair": p.label, "order": i, "kind": kind, "low": float(iv.ci.low),
+                             "high": float(iv.ci.high)})
+    bars = pd.DataFrame(bars, columns=["pair", "order", "kind", "low", "high"])
+    return _data(systems), _data(bars), _data(pd.DataFrame(points))
+
+
+def _leaderboard_domain(values) -> list[float]:
+    """A padded x domain around finite values."""
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    lo, hi = float(v.min()), float(v.max())
+    pad = 0.08 * (hi - lo) if hi > lo else max(abs(lo) * 0.1, 0.01)
+    return [lo - pad, hi + pad]
+
+
+def leaderboard_chart(m) -> Chart:
+    """Several systems (a :class:`perdoc.MultiComparison`): above, each system's micro mean, highest
+    first, labelled with its rank and the ranks the simultaneous band allows; below, each pair's
+    difference with its interval and its simultaneous interval, and the line at 0."""
+    systems, bars, points = _leaderboard_frames(m)
+    pointwise = tr("chart.leaderboard.pointwise", level=pct(m.level, 0))
+    simultaneous = tr("chart.leaderboard.simultaneous")
+    x_means = alt.Scale(domain=_leaderboard_domain(systems["micro"]), zero=False, nice=False)
+    y_sys = alt.Y("label:N", title=None, sort=alt.EncodingSortField("order", op="min"), axis=alt.Axis(labelLimit=0))
+    means = alt.Chart(systems).mark_point(filled=True, size=70, color="#1f4e79", opacity=1).encode(
+        x=alt.X("micro:Q", scale=x_means, title=tr("chart.leaderboard.x_mean")), y=y_sys,
+    ).properties(width=WIDTH - 120, height=alt.Step(28), title=alt.TitleParams(
+        tr("chart.leaderboard.means_panel"), fontSize=12))
+    ends = list(bars["low"]) + list(bars["high"]) + list(points["estimate"]) + [0.0]
+    x_diff = alt.Scale(domain=_leaderboard_domain(ends), zero=False, nice=False)
+    y_pair = alt.Y("pair:N", title=None, sort=alt.EncodingSortField("order", op="min"), axis=alt.Axis(labelLimit=0))
+    colour = alt.Color("kind:N", title=None, scale=alt.Scale(domain=[simultaneous, pointwise],
+                                                             range=["#9fb3c8", "#1f4e79"]),
+                       legend=alt.Legend(orient="bottom", labelLimit=0))
+    width = alt.Size("kind:N", scale=alt.Scale(domain=[simultaneous, pointwise], range=[9, 3]), legend=None)
+    diffs = alt.layer(
+        alt.Chart(bars).mark_rule().encode(x=alt.X("low:Q", scale=x_diff, title=tr("chart.leaderboard.x_difference")),
+                                           x2="high:Q", y=y_pair, color=colour, strokeWidth=width),
+        alt.Chart(points).mark_point(filled=True, size=50, color="#1f4e79").encode(
+            x=alt.X("estimate:Q", scale=x_diff), y=y_pair),
+        alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q"),
+    ).properties(width=WIDTH - 120, height=alt.Step(30), title=alt.TitleParams(
+        tr("chart.leaderboard.pairs_panel"), fontSize=12))
+    title = tr("chart.leaderboard.title")
+    chart = alt.vconcat(means, diffs, spacing=22).resolve_scale(x="independent", y="independent").properties(
+        title=title)
+    return Chart(_plain(chart), title, _leaderboard_caption(m))
+
+
+def _leaderboard_caption(m) -> str:
+    """The leaderboard chart's caption: what is drawn, and how many simultaneous intervals exclude 0."""
+    from ..study.compare import verdict
+    drawn = [p for p in m.pairs if p.simultaneous.ci is not None]
+    separated = sum(1 for p in drawn if verdict(p.simultaneous) != "includes_zero")
+    caption = tr("chart.leaderboard.caption", count=integer(len(m.systems)), pairs=integer(len(drawn)),
+                 level=pct(m.level, 0), separated=integer(separated))
+    missing = [p.label for p in m.pairs if p.simultaneous.ci is None]
+    return caption + (tr("chart.leaderboard.not_drawn", pairs="; ".join(missing)) if missing else "")

@@ -18,8 +18,12 @@ These pieces carry it:
   missing from a catalog raises :class:`MissingMessage`: no text falls back to another language.
   tests/test_catalogs.py checks that every key in the code has a non-empty text in both catalogs,
   with the same placeholders, and that the committed ``.mo`` files match the ``.po`` files;
+* :func:`message_text`: a sentence of the library itself (why an interval is missing, a note, a
+  recommendation: a :class:`perdoc.messages.Message`, English text with a stable code and arguments) in
+  the report's language, found by its code, never by its English words;
 * :func:`L`: a sentence written side by side in both languages (``L("Estimate", "Estimación")``),
-  which the report notebooks' code cells still use;
+  which some report notebooks' code cells (intervals, comparison, planning) still use; the others use
+  :func:`tr`, and ``make catalogs`` extracts their keys from the notebooks' code cells too;
 * :func:`num`, :func:`pct`, :func:`integer`: numbers formatted for the reader through Babel's
   locale data: ``0.1234`` / ``12,345`` / ``95.0%`` in English, ``0,1234`` / ``12 345`` (a narrow
   no-break space between groups of three) / ``95,0 %`` in Spanish.
@@ -34,6 +38,7 @@ from __future__ import annotations
 import functools
 import gettext
 import math
+import numbers
 import re
 import string
 from pathlib import Path
@@ -41,6 +46,7 @@ from pathlib import Path
 from ..study.params import LANGUAGES  # declared where the params key report.language is checked
 
 __all__ = ["LANGUAGES", "set_language", "get_language", "tr", "translate", "N_", "catalog", "MissingMessage",
+           "message_text", "UnknownMessage",
            "LOCALE_DIR", "DOMAIN", "L", "num", "pct", "integer", "keep_cell",
            "language_tag", "check_language", "interval", "numbers_in", "signed", "finite_number"]
 
@@ -96,7 +102,12 @@ def catalog(lang: str) -> gettext.GNUTranslations:
 
 
 class _Formatter(string.Formatter):
-    """:meth:`str.format` with one more conversion, ``!c``: the first letter in upper case."""
+    """:meth:`str.format` with one more conversion, ``!c``: the first letter in upper case; a number
+    argument is formatted by its format spec (``{rate:.4g}``) and written in the language's form."""
+
+    def __init__(self, lang: str):
+        super().__init__()
+        self.lang = lang
 
     def convert_field(self, value, conversion):
         if conversion == "c":
@@ -104,13 +115,20 @@ class _Formatter(string.Formatter):
             return text[:1].upper() + text[1:]
         return super().convert_field(value, conversion)
 
+    def format_field(self, value, format_spec):
+        text = super().format_field(value, format_spec)
+        if self.lang == "es" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return _spanish(text)
+        return text
 
-_FORMATTER = _Formatter()
+
+_FORMATTERS = {lang: _Formatter(lang) for lang in LANGUAGES}
 
 
 def translate(lang: str, key: str, /, **args) -> str:
     """The text of message ``key`` in language ``lang``, its ``{name}`` placeholders filled from ``args``."""
-    return _FORMATTER.vformat(catalog(lang).gettext(key), (), args)
+    text = catalog(lang).gettext(key)
+    return _FORMATTERS[lang].vformat(text, (), args)
 
 
 def tr(key: str, /, **args) -> str:
@@ -123,10 +141,57 @@ def N_(key: str) -> str:
     return key
 
 
+class UnknownMessage(LookupError):
+    """A sentence of the library with no message code, or whose English text is no longer the one the
+    catalogs give for its code (a reworded sentence: update the catalogs)."""
+
+
+def _filled(message, lang: str) -> str:
+    """A :class:`~perdoc.messages.Message` in ``lang``, its message arguments filled in ``lang`` too."""
+    from ..messages import Message
+    args = {name: _filled(v, lang) if isinstance(v, Message) else v for name, v in message.args.items()}
+    return translate(lang, message.code, **args)
+
+
+def message_text(message, lang: str | None = None) -> str:
+    """A sentence of the library (:class:`perdoc.messages.Message`: a reason, a note, a recommendation)
+    in the report's language, found in the catalogs by its code and filled with its arguments.
+    :class:`UnknownMessage` when it is not a message (a plain string has no code to find it by) or when
+    the catalogs' English text of its code is not its English text: no sentence falls back to English."""
+    from ..messages import Message
+    if not isinstance(message, Message):
+        raise UnknownMessage(f"{message!r} is a plain string, not a perdoc.messages.Message: the library must "
+                             "give it a code (and the catalogs its text) before a report can show it")
+    try:
+        english = _filled(message, "en")
+    except MissingMessage as e:
+        raise UnknownMessage(f"message code {message.code!r} of {str(message)!r} is not in the catalogs: add it "
+                             "to both .po files and run make catalogs") from e
+    if english != message:
+        raise UnknownMessage(f"the English text of message {message.code!r} in the catalogs, {english!r}, is not "
+                             f"the library's, {str(message)!r}: update the .po files")
+    return english if (lang or _current) == "en" else _filled(message, lang or _current)
+
+
 def L(en: str, es: str) -> str:
     """``en`` or ``es``, whichever is the current language: sentences written side by side, as the
     report notebooks' code cells write them (the library's own text uses :func:`tr`)."""
     return es if _current == "es" else en
+
+
+def extract_notebook(fileobj, keywords, comment_tags, options):
+    """Babel's extraction method for the report notebooks (``make catalogs``, ``[[tool.babel.mappings]]``
+    in pyproject.toml): the message keys of the ``tr`` calls in their code cells, as in a Python file."""
+    import io
+    import json
+
+    from babel.messages.extract import extract_python
+    cells = json.load(fileobj).get("cells", [])
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell.get("source") or ())
+        yield from extract_python(io.BytesIO(source.encode("utf-8")), keywords, comment_tags, options)
 
 
 def language_tag(lang: str | None = None) -> str:

@@ -17,7 +17,8 @@ The notebooks only wire widgets to these plain functions, and the tests call the
   notebook, so that running the exercises top to bottom ("Run All") shows none of them.
 
 Every sentence these helpers print or draw follows :func:`perdoc.i18n.get_language` (English or
-Spanish; the notebooks set it from their ``language`` parameter). The data they return keep English
+Spanish; the notebooks set it from their ``language`` parameter): each is a message of the catalogs
+(``teach.*`` keys, :func:`perdoc.i18n.tr`), numbers included in the reader's form. The data they return keep English
 values (``verdict`` is "holds" or "falls short" in both languages).
 
 Nothing here re-implements a formula: every number comes from :mod:`perdoc.micro`,
@@ -33,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
-from .i18n import L, get_language, integer, num, pct
+from .i18n import LANGUAGES, N_, get_language, tr, translate
 
 __all__ = ["LAB_METHODS", "LAB_METHODS_ES", "DEFAULT_METHODS", "lab_label", "lab_census", "census_summary",
            "census_line", "coverage_lab", "coverage_chart", "lab_summary", "show_lab",
@@ -42,30 +43,22 @@ __all__ = ["LAB_METHODS", "LAB_METHODS_ES", "DEFAULT_METHODS", "lab_label", "lab
            "SOLUTIONS", "solution_code", "show_solution"]
 
 # ====================================================================== the coverage lab
-#: The methods a student can switch on, with a short label (the simulation's method names).
-LAB_METHODS = {
-    "micro.wald_iid": "iid Wald (every chunk a case)",
-    "micro.wald_eff_n": "Wald with effective n (N / design effect)",
-    "micro.cr1": "CR1, t with K-1 df",
-    "micro.cr2": "CR2, Bell-McCaffrey df",
-    "micro.logit_cr2": "CR2 on the logit scale (perdoc's default for a 0/1 metric)",
-    "micro.cr3": "CR3 (jackknife), t with K-1 df",
-    "micro.bootstrap_t": "bootstrap-t by document",
-    "micro.percentile": "percentile bootstrap by document",
-    "macro.t": "macro mean: t on document rates",
+#: The message key of each method a student can switch on (its short label; the simulation's method names).
+_LAB_KEYS = {
+    "micro.wald_iid": N_("teach.lab.micro.wald_iid"),
+    "micro.wald_eff_n": N_("teach.lab.micro.wald_eff_n"),
+    "micro.cr1": N_("teach.lab.micro.cr1"),
+    "micro.cr2": N_("teach.lab.micro.cr2"),
+    "micro.logit_cr2": N_("teach.lab.micro.logit_cr2"),
+    "micro.cr3": N_("teach.lab.micro.cr3"),
+    "micro.bootstrap_t": N_("teach.lab.micro.bootstrap_t"),
+    "micro.percentile": N_("teach.lab.micro.percentile"),
+    "macro.t": N_("teach.lab.macro.t"),
 }
+#: The methods a student can switch on, with their short label in English (from the catalogs).
+LAB_METHODS = {m: translate("en", key) for m, key in _LAB_KEYS.items()}
 #: The same labels in Spanish.
-LAB_METHODS_ES = {
-    "micro.wald_iid": "Wald iid (cada fragmento como un caso)",
-    "micro.wald_eff_n": "Wald con n efectivo (N / efecto de diseño)",
-    "micro.cr1": "CR1, t con K-1 grados de libertad",
-    "micro.cr2": "CR2, grados de libertad de Bell-McCaffrey",
-    "micro.logit_cr2": "CR2 en escala logit (lo que perdoc usa por defecto con una métrica 0/1)",
-    "micro.cr3": "CR3 (jackknife), t con K-1 grados de libertad",
-    "micro.bootstrap_t": "bootstrap-t por documento",
-    "micro.percentile": "bootstrap percentil por documento",
-    "macro.t": "media macro: t sobre las tasas por documento",
-}
+LAB_METHODS_ES = {m: translate("es", key) for m, key in _LAB_KEYS.items()}
 DEFAULT_METHODS = ("micro.wald_iid", "micro.cr1", "micro.cr2", "micro.logit_cr2")
 _RESAMPLING = {"micro.bootstrap_t", "micro.percentile"}
 _BASELINES = {"micro.wald_iid", "micro.wald_eff_n"}
@@ -74,7 +67,7 @@ MAX_LAB_REPS = 100_000
 
 def lab_label(method: str) -> str:
     """The lab's label of a method (a key of :data:`LAB_METHODS`) in the current language."""
-    return L(LAB_METHODS[method], LAB_METHODS_ES[method])
+    return tr(_LAB_KEYS[method])
 
 
 def _positive_int(name: str, x, minimum: int) -> int:
@@ -191,8 +184,8 @@ def coverage_lab(k: int = 10, sigma: float = 1.5, icc: float = 0.3, base_rate: f
 
 def _kinds() -> dict:
     """The chart's legend entries: a verdict (or the baseline) -> its words in the current language."""
-    return {"holds": L("holds", "alcanza el nominal"), "falls short": L("falls short", "se queda corto"),
-            "baseline": L("baseline (chunks as cases)", "referencia (fragmentos como casos)")}
+    return {"holds": tr("teach.kind.holds"), "falls short": tr("teach.kind.falls_short"),
+            "baseline": tr("teach.kind.baseline")}
 
 
 def coverage_chart(df: pd.DataFrame):
@@ -211,7 +204,7 @@ def coverage_chart(df: pd.DataFrame):
     y = alt.Y("method:N", title=None, sort=list(d["method"]))
     low = min(0.5, float(np.nanmin(d["lo"])) if len(d) else 0.5)
     base = alt.Chart(d)
-    x = alt.X("lo:Q", title=L("coverage (+- 2 Monte Carlo SE)", "cobertura (± 2 errores estándar de Monte Carlo)"),
+    x = alt.X("lo:Q", title=tr("teach.chart.coverage_axis"),
               scale=alt.Scale(domain=[max(0.0, low - 0.02), 1.0]))
     cov = alt.layer(
         base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", y=y, color=colour),
@@ -219,50 +212,34 @@ def coverage_chart(df: pd.DataFrame):
                                                      tooltip=["label", "coverage", "mc_se"]),
         alt.Chart(pd.DataFrame({"x": [level]})).mark_rule(color="#555555", strokeDash=[4, 4]).encode(x="x:Q"),
     ).properties(width=300, height=max(90, 26 * len(d)),
-                 title=L(f"Coverage (nominal {level:.0%})", f"Cobertura (nominal: {pct(level, 0)})"))
+                 title=tr("teach.chart.coverage_title", level=level))
     width = base.mark_bar().encode(
-        x=alt.X("mean_width:Q", title=L("mean width of the interval", "amplitud media del intervalo")),
+        x=alt.X("mean_width:Q", title=tr("teach.chart.width_axis")),
         y=alt.Y("method:N", title=None, sort=list(d["method"]), axis=None),
         color=colour, tooltip=["label", "mean_width"],
-    ).properties(width=200, height=max(90, 26 * len(d)), title=L("Mean width", "Amplitud media"))
+    ).properties(width=200, height=max(90, 26 * len(d)), title=tr("teach.chart.width_title"))
     return alt.hconcat(cov, width).properties(title=_chart_title(df.attrs)).configure_view(stroke=None).configure(
         font="sans-serif", background="white")
 
 
 def _chart_title(a: dict) -> str:
     nan = float("nan")
-    if get_language() == "es":
-        return (f"K = {a.get('k')} documentos, desigualdad de tamaños (sigma) {num(a.get('sigma', nan), 'g')}, "
-                f"ICC {num(a.get('icc', nan), 'g')}, tasa base {num(a.get('base_rate', nan), 'g')}; "
-                f"{integer(a.get('reps'))} muestras simuladas")
-    return (f"K = {a.get('k')} documents, size sigma {a.get('sigma', nan):g}, ICC {a.get('icc', nan):g}, "
-            f"base rate {a.get('base_rate', nan):g}; {a.get('reps')} simulated samples")
+    return tr("teach.chart.title", k=a.get("k"), sigma=a.get("sigma", nan), icc=a.get("icc", nan),
+              base_rate=a.get("base_rate", nan), reps=a.get("reps"))
 
 
 def _summary_line(r, level: float, reps) -> str:
     """:func:`lab_summary`'s sentence for one row ``r`` of a lab table."""
     lopsided = max(r.miss_low, r.miss_high) > 2 * min(r.miss_low, r.miss_high) + 1e-12
-    above = r.miss_high > r.miss_low
-    if get_language() == "es":
-        cov = f"{pct(r.coverage, 1)} (± {pct(2 * r.mc_se, 1)})"
-        if r.verdict == "holds":
-            verdict = f"alcanza el {pct(level, 0)} nominal"
-        else:
-            side = "por encima" if above else "por debajo"
-            verdict = (f"se queda por debajo del {pct(level, 0)}"
-                       + (f"; casi todos los fallos son intervalos situados por completo {side} del valor del "
-                          "censo" if lopsided else ""))
-        extra = f"; sin intervalo en el {pct(r.no_interval, 1)} de las muestras" if r.no_interval > 0 else ""
-        return f"{r.label}: cubrió el valor del censo en el {cov} de {integer(reps)} muestras; {verdict}{extra}."
-    cov = f"{r.coverage:.1%} (+- {2 * r.mc_se:.1%})"
+    side = tr("teach.summary.above") if r.miss_high > r.miss_low else tr("teach.summary.below")
+    cov = tr("teach.summary.coverage", coverage=r.coverage, spread=2 * r.mc_se)
     if r.verdict == "holds":
-        verdict = f"holds the nominal {level:.0%}"
+        verdict = tr("teach.summary.holds", level=level)
     else:
-        side = "above" if above else "below"
-        verdict = (f"falls short of {level:.0%}"
-                   + (f"; most misses are intervals lying entirely {side} the census value" if lopsided else ""))
-    extra = f"; no interval in {r.no_interval:.1%} of samples" if r.no_interval > 0 else ""
-    return f"{r.label}: covered the census value in {cov} of {reps} samples, {verdict}{extra}."
+        verdict = tr("teach.summary.falls_short", level=level,
+                     lopsided=tr("teach.summary.lopsided", side=side) if lopsided else "")
+    extra = tr("teach.summary.no_interval", share=r.no_interval) if r.no_interval > 0 else ""
+    return tr("teach.summary.line", label=r.label, coverage=cov, reps=reps, verdict=verdict, extra=extra)
 
 
 def lab_summary(df: pd.DataFrame) -> str:
@@ -273,9 +250,11 @@ def lab_summary(df: pd.DataFrame) -> str:
 
 
 _LAB_COLUMNS = ["method", "coverage", "mc_se", "mean_width", "miss_low", "miss_high", "no_interval", "verdict"]
-_LAB_HEADERS_ES = {"method": "método", "coverage": "cobertura", "mc_se": "error estándar Monte Carlo",
-                   "mean_width": "amplitud media", "miss_low": "fallos por debajo", "miss_high": "fallos por encima",
-                   "no_interval": "sin intervalo", "verdict": "veredicto"}
+#: The lab table's column headers (in English the column names themselves).
+_LAB_HEADER_KEYS = {"method": N_("teach.header.method"), "coverage": N_("teach.header.coverage"),
+                    "mc_se": N_("teach.header.mc_se"), "mean_width": N_("teach.header.mean_width"),
+                    "miss_low": N_("teach.header.miss_low"), "miss_high": N_("teach.header.miss_high"),
+                    "no_interval": N_("teach.header.no_interval"), "verdict": N_("teach.header.verdict")}
 
 
 def show_lab(df: pd.DataFrame) -> None:
@@ -288,33 +267,23 @@ def show_lab(df: pd.DataFrame) -> None:
     if c:
         display(HTML(f"<p>{esc(census_line(c))}</p>"))
     display(HTML(to_svg(coverage_chart(df))))
-    table = df[_LAB_COLUMNS]
-    headers = None
-    if get_language() == "es":
-        kinds = _kinds()
-        table = table.assign(verdict=[kinds.get(v, v) for v in table["verdict"]])
-        headers = _LAB_HEADERS_ES
+    kinds = _kinds()
+    table = df[_LAB_COLUMNS].assign(verdict=[kinds.get(v, v) for v in df["verdict"]])
+    headers = {column: tr(key) for column, key in _LAB_HEADER_KEYS.items()}
     show_table(table, floatfmt="{:.3f}", headers=headers)
     display(HTML("<ul>" + "".join(f"<li>{esc(s)}</li>" for s in lab_summary(df).splitlines()) + "</ul>"))
 
 
 def census_line(c: dict) -> str:
     """:func:`census_summary` as one sentence."""
-    if get_language() == "es":
-        return (f"Censo: {integer(c['documents'])} documentos, {integer(c['chunks'])} fragmentos; el 10 % de los "
-                f"documentos más grandes reúne el {pct(c['top10_share'], 0)} de los fragmentos; ICC "
-                f"{num(c['icc'], '.2f')}; media micro verdadera {num(c['micro'], '.4f')}, media macro verdadera "
-                f"{num(c['macro'], '.4f')}.")
-    return (f"Census: {c['documents']:,} documents, {c['chunks']:,} chunks; the largest 10% of documents hold "
-            f"{c['top10_share']:.0%} of the chunks; ICC {c['icc']:.2f}; true micro mean {c['micro']:.4f}, "
-            f"macro mean {c['macro']:.4f}.")
+    return tr("teach.census_line", documents=c["documents"], chunks=c["chunks"], top10_share=c["top10_share"],
+              icc=c["icc"], micro=c["micro"], macro=c["macro"])
 
 
 # ====================================================================== exercises
 def _say(ok: bool, text: str) -> bool:
-    if get_language() == "es":    # a Spanish sentence starts with a capital letter after the verdict
-        text = text[:1].upper() + text[1:]
-    print((L("Right. ", "Correcto. ") if ok else L("Not yet. ", "Todavía no. ")) + text)
+    """Print the verdict and ``text`` (in Spanish the text starts with a capital letter after the verdict)."""
+    print(tr("teach.say.right", text=text) if ok else tr("teach.say.not_yet", text=text))
     return ok
 
 
@@ -335,33 +304,18 @@ def _plan_hint(K: int, plan, e: dict) -> str:
     z = norm_ppf(1 - (1 - e["level"]) / 2)
     z_k = math.ceil((z * e["sd"] / e["half_width"]) ** 2)
     if K == plan.K_without_fpc:
-        return L(f"that is the answer for an infinite population. The population has {M:,} documents: include "
-                 "the finite population correction sqrt(1 - K/M).",
-                 f"esa es la respuesta para una población infinita. La población tiene {integer(M)} documentos: "
-                 "incluye la corrección por población finita sqrt(1 - K/M).")
+        return tr("teach.plan.infinite", M=M)
     if abs(K - plan.K) <= 1:
-        return L("off by one: find the SMALLEST K whose half-width is at most the target (check K and K - 1).",
-                 "te has desviado en uno: busca el K MÁS PEQUEÑO cuya semiamplitud no pase del objetivo "
-                 "(comprueba K y K - 1).")
+        return tr("teach.plan.off_by_one")
     if K == z_k:
-        return L("that is the normal-quantile answer for an infinite population: use t(1 - alpha/2; K - 1), "
-                 "and the finite population correction sqrt(1 - K/M).",
-                 "esa es la respuesta con el cuantil de la normal y una población infinita: usa "
-                 "t(1 - alfa/2; K - 1) y la corrección por población finita sqrt(1 - K/M).")
+        return tr("teach.plan.normal_infinite")
     if K == math.ceil(z_k / (1 + z_k / M)):
-        return L("close, but a normal quantile (1.96) understates the half-width: use t(1 - alpha/2; K - 1), "
-                 "which depends on K, so search K step by step.",
-                 "cerca, pero el cuantil de la normal (1,96) se queda corto: usa t(1 - alfa/2; K - 1), que "
-                 "depende de K, así que recorre los valores de K uno a uno.")
+        return tr("teach.plan.normal")
     if K > M:
-        return L(f"more documents than the population holds ({M:,}): count documents, not chunks.",
-                 f"más documentos de los que tiene la población ({integer(M)}): cuenta documentos, no fragmentos.")
+        return tr("teach.plan.too_large", M=M)
     if K < plan.K:
-        return L("too few: at that K the half-width t * S / sqrt(K) * sqrt(1 - K/M) is still above the target.",
-                 "demasiado pocos: con ese K la semiamplitud t * S / sqrt(K) * sqrt(1 - K/M) sigue por encima "
-                 "del objetivo.")
-    return L("too many: a smaller K already reaches the target half-width.",
-             "demasiados: un K menor ya alcanza la semiamplitud objetivo.")
+        return tr("teach.plan.too_few")
+    return tr("teach.plan.too_many")
 
 
 def check_documents_needed(answer) -> bool:
@@ -373,86 +327,56 @@ def check_documents_needed(answer) -> bool:
     plan = plan_k(e["sd"], e["half_width"], level=e["level"], population_size=e["population_size"])
     x = _as_number(answer)
     if x is None:
-        return _say(False, L("Set `answer` to a whole number of documents.",
-                             "Asigna a `answer` un número entero de documentos."))
+        return _say(False, tr("teach.plan.no_answer"))
     if x != round(x):
-        return _say(False, L("A number of documents is a whole number: round up to the next one that reaches "
-                             "the target.",
-                             "Un número de documentos es un número entero: redondea hacia arriba, al primero "
-                             "que alcance el objetivo."))
+        return _say(False, tr("teach.plan.not_whole"))
     K = int(round(x))
     if K == plan.K:
         before = half_width(K - 1, e["sd"], e["level"], e["population_size"])
-        return _say(True, L(f"K = {K} documents give a half-width of {plan.half_width:.4f} <= {e['half_width']}; "
-                            f"{K - 1} would give {before:.4f}.",
-                            f"con K = {K} documentos la semiamplitud es {num(plan.half_width, '.4f')} ≤ "
-                            f"{num(e['half_width'], 'g')}; con {K - 1} sería {num(before, '.4f')}."))
+        return _say(True, tr("teach.plan.right", K=K, half_width=plan.half_width, target=e["half_width"],
+                             previous=K - 1, before=before))
     return _say(False, f"K = {K}: {_plan_hint(K, plan, e)}")
 
 
-#: Exercise 2: questions, each answered by one estimand (micro or macro), with why.
-ESTIMAND_QUESTIONS = {
-    "a": ("A support bot answers questions from its logs; each question is about one chunk, and every chunk "
-          "of the knowledge base is as likely as any other to be asked about. How often does the retriever "
-          "find the right chunk?", "micro",
-          "each chunk counts once, so long documents weigh in proportion to their chunks."),
-    "b": ("An auditor opens one contract and wants to know what share of its clauses the retriever finds "
-          "in a typical contract, whatever its length.", "macro",
-          "the unit of interest is the document: each one counts once, long or short."),
-    "c": ("The index holds 44,698 chunks. How many of them, in total, would the retriever find?", "micro",
-          "a total over chunks is N times the chunk-level rate."),
-    "d": ("A vendor promises the retriever works for every supplier's manual: what hit rate should a "
-          "supplier expect on a manual picked at random from the catalogue?", "macro",
-          "a manual picked at random is a document drawn with equal chance: the mean of document rates."),
+#: Exercise 2's questions: key -> (message key of the question, its answer, message key of why).
+_QUESTIONS = {
+    "a": (N_("teach.question.a"), "micro", N_("teach.question.a.why")),
+    "b": (N_("teach.question.b"), "macro", N_("teach.question.b.why")),
+    "c": (N_("teach.question.c"), "micro", N_("teach.question.c.why")),
+    "d": (N_("teach.question.d"), "macro", N_("teach.question.d.why")),
 }
+_QUESTIONS_IN = {lang: {key: (translate(lang, q), answer, translate(lang, why))
+                        for key, (q, answer, why) in _QUESTIONS.items()} for lang in LANGUAGES}
+#: Exercise 2: questions, each answered by one estimand (micro or macro), with why (from the catalogs).
+ESTIMAND_QUESTIONS = _QUESTIONS_IN["en"]
 #: The same questions in Spanish (the same answers).
-ESTIMAND_QUESTIONS_ES = {
-    "a": ("Un asistente de soporte responde preguntas que salen de sus registros; cada pregunta trata de un "
-          "fragmento, y cualquier fragmento de la base de conocimiento tiene la misma probabilidad de ser "
-          "preguntado. ¿Con qué frecuencia encuentra el recuperador el fragmento correcto?", "micro",
-          "cada fragmento cuenta una vez, así que los documentos largos pesan en proporción a sus fragmentos."),
-    "b": ("Una auditora abre un contrato y quiere saber qué proporción de sus cláusulas encuentra el "
-          "recuperador en un contrato típico, sea cual sea su extensión.", "macro",
-          "la unidad que interesa es el documento: cada uno cuenta una vez, sea largo o corto."),
-    "c": ("El índice contiene 44.698 fragmentos. ¿Cuántos de ellos, en total, encontraría el recuperador?",
-          "micro", "un total sobre fragmentos es N por la tasa a nivel de fragmento."),
-    "d": ("Un proveedor promete que el recuperador funciona con el manual de cualquier fabricante: ¿qué tasa "
-          "de aciertos puede esperar un fabricante con un manual elegido al azar del catálogo?", "macro",
-          "un manual elegido al azar es un documento sorteado con la misma probabilidad que los demás: la media "
-          "de las tasas por documento."),
-}
+ESTIMAND_QUESTIONS_ES = _QUESTIONS_IN["es"]
 
 
 def estimand_questions() -> dict:
     """Exercise 2's questions in the current language: key -> (question, answer, why)."""
-    return ESTIMAND_QUESTIONS_ES if get_language() == "es" else ESTIMAND_QUESTIONS
+    return _QUESTIONS_IN[get_language()]
 
 
 def check_estimand(answers) -> bool:
     """Exercise 2: ``answers`` maps each question of :data:`ESTIMAND_QUESTIONS` ("a", "b", ...) to
     "micro" or "macro". Prints a line per question; returns whether every answer is right."""
     if not isinstance(answers, dict):
-        return _say(False, L("Set `answers` to a dict such as {'a': 'micro', 'b': 'macro', ...}.",
-                             "Asigna a `answers` un diccionario como {'a': 'micro', 'b': 'macro', ...}."))
+        return _say(False, tr("teach.estimand.no_dict"))
     all_ok = True
     for key, (_, right, why) in estimand_questions().items():
         given = answers.get(key)
         given = given.strip().lower() if isinstance(given, str) else given
         if given not in ("micro", "macro"):
-            print(L(f"({key}) no answer yet: write 'micro' or 'macro'.",
-                    f"({key}) todavía sin respuesta: escribe 'micro' o 'macro'."))
+            print(tr("teach.estimand.no_answer", key=key))
             all_ok = False
         elif given == right:
-            print(L(f"({key}) right: {why}", f"({key}) correcto: {why}"))
+            print(tr("teach.estimand.right", key=key, why=why))
         else:
-            other = L("a chunk drawn at random" if given == "micro" else "a document drawn at random",
-                      "un fragmento sorteado al azar" if given == "micro" else "un documento sorteado al azar")
-            print(L(f"({key}) not yet: '{given}' answers a question about {other}. Who or what is drawn at "
-                    "random in this question?",
-                    f"({key}) todavía no: '{given}' responde a una pregunta sobre {other}. ¿Quién o qué se "
-                    "sortea al azar en esta pregunta?"))
+            other = tr("teach.estimand.chunk") if given == "micro" else tr("teach.estimand.document")
+            print(tr("teach.estimand.wrong", key=key, given=given, other=other))
             all_ok = False
-    print(L("All right.", "Todo correcto.") if all_ok else L("Not all right yet.", "Todavía no está todo bien."))
+    print(tr("teach.estimand.all_right") if all_ok else tr("teach.estimand.not_all_right"))
     return all_ok
 
 
@@ -473,7 +397,7 @@ def _first_check(answer, right: float, what: str, praise: str) -> tuple[float | 
     """The answer as a number, and the verdict when it is no number or is right (None: grade it further)."""
     x = _as_number(answer)
     if x is None:
-        return None, _say(False, L(f"Set `answer` to a number: {what}.", f"Asigna a `answer` un número: {what}."))
+        return None, _say(False, tr("teach.set_answer_number", what=what))
     if _close(x, right):
         return x, _say(True, praise)
     return x, None
@@ -486,24 +410,12 @@ def _cr2_hints(n: np.ndarray, s: np.ndarray) -> list[tuple[float, str]]:
     u = micro.residuals(n, s)
     R = s.sum() / N
     return [
-        (math.sqrt(micro.var_cr1(n, s)),
-         L("that is the CR1 standard error: CR2 divides each u_d^2 by (1 - h_d) instead of multiplying the sum "
-           "by K/(K-1).", "ese es el error estándar CR1: CR2 divide cada u_d^2 entre (1 - h_d) en lugar de "
-           "multiplicar la suma por K/(K-1).")),
-        (math.sqrt(np.sum(u * u)) / N,
-         L("that is CR0, with no correction at all: divide each u_d^2 by (1 - h_d), h_d = n_d / N.",
-           "ese es CR0, sin ninguna corrección: divide cada u_d^2 entre (1 - h_d), con h_d = n_d / N.")),
-        (math.sqrt(micro.var_cr3(n, s)),
-         L("that is CR3: the leverage enters once, 1/(1 - h_d), not squared.",
-           "ese es CR3: el apalancamiento entra una sola vez, 1/(1 - h_d), no al cuadrado.")),
-        (micro.var_cr2(n, s), L("that is the variance: take its square root.",
-                                "esa es la varianza: falta la raíz cuadrada.")),
-        (math.sqrt(np.sum(u * u / (1 - n / N))),
-         L("divide by N = sum n_d at the end: se = sqrt(sum u_d^2/(1 - h_d)) / N.",
-           "al final hay que dividir entre N = suma de n_d: se = sqrt(suma de u_d^2/(1 - h_d)) / N.")),
-        (math.sqrt(R * (1 - R) / N),
-         L("that is the iid standard error, which treats the chunks as cases.",
-           "ese es el error estándar iid, que trata cada fragmento como un caso.")),
+        (math.sqrt(micro.var_cr1(n, s)), tr("teach.cr2.cr1")),
+        (math.sqrt(np.sum(u * u)) / N, tr("teach.cr2.cr0")),
+        (math.sqrt(micro.var_cr3(n, s)), tr("teach.cr2.cr3")),
+        (micro.var_cr2(n, s), tr("teach.cr2.variance")),
+        (math.sqrt(np.sum(u * u / (1 - n / N))), tr("teach.cr2.divide_by_N")),
+        (math.sqrt(R * (1 - R) / N), tr("teach.cr2.iid")),
     ]
 
 
@@ -514,21 +426,13 @@ def check_cr2_se(answer) -> bool:
     n, s = np.asarray(CR2_EXERCISE["n"]), np.asarray(CR2_EXERCISE["s"])
     right = math.sqrt(micro.var_cr2(n, s))
     h = n.max() / n.sum()
-    x, verdict = _first_check(
-        answer, right, L("the CR2 standard error", "el error estándar CR2"),
-        L(f"se_CR2 = {right:.5f}. The large document z has leverage h = {h:.2f}, so its residual is inflated "
-          "by 1/(1 - h) in the variance.",
-          f"se_CR2 = {num(right, '.5f')}. El documento grande, z, tiene un apalancamiento h = {num(h, '.2f')}, "
-          "así que en la varianza su residuo se infla por 1/(1 - h)."))
+    x, verdict = _first_check(answer, right, tr("teach.cr2.what"), tr("teach.cr2.right", se=right, h=h))
     if verdict is not None:
         return verdict
     for value, hint in _cr2_hints(n, s):
         if _close(x, value, 1e-2):
             return _say(False, hint)
-    return _say(False, L(f"not {x:.5g}. Steps: R = sum s / sum n; u_d = s_d - R n_d; h_d = n_d / N; "
-                         f"se = sqrt(sum u_d^2 / (1 - h_d)) / N. K = {n.size}.",
-                         f"no es {num(x, '.5g')}. Pasos: R = suma de s / suma de n; u_d = s_d - R n_d; "
-                         f"h_d = n_d / N; se = sqrt(suma de u_d^2 / (1 - h_d)) / N. K = {n.size}."))
+    return _say(False, tr("teach.cr2.steps", x=x, K=n.size))
 
 
 def check_bm_df(answer) -> bool:
@@ -538,34 +442,17 @@ def check_bm_df(answer) -> bool:
     n = np.asarray(CR2_EXERCISE["n"])
     right = micro.df_bell_mccaffrey(n)
     share = n.max() / n.sum()
-    x, verdict = _first_check(
-        answer, right, L("the degrees of freedom", "los grados de libertad"),
-        L(f"df = {right:.4f}, far below K - 1 = {n.size - 1}: one document holds {share:.0%} of the chunks, so "
-          "the variance rests on little information.",
-          f"gl = {num(right, '.4f')}, muy por debajo de K - 1 = {n.size - 1}: un documento reúne el "
-          f"{pct(share, 0)} de los fragmentos, así que la varianza se apoya en muy poca información."))
+    x, verdict = _first_check(answer, right, tr("teach.df.what"),
+                              tr("teach.df.right", df=right, df_max=n.size - 1, share=share))
     if verdict is not None:
         return verdict
     if x == n.size - 1:
-        return _say(False, L(
-            "K - 1 is the df of CR1 (and of CR2 only when every document has the same size). Bell-McCaffrey's "
-            "df depends on the sizes: q_d = n_d^2 / (N - n_d), df = N^2 / (sum n_d^2 + sum over d != e of "
-            "q_d q_e).",
-            "K - 1 son los grados de libertad de CR1 (y de CR2 solo si todos los documentos tienen el mismo "
-            "tamaño). Los de Bell-McCaffrey dependen de los tamaños: q_d = n_d^2 / (N - n_d), gl = N^2 / "
-            "(suma de n_d^2 + suma sobre d != e de q_d q_e)."))
+        return _say(False, tr("teach.df.k_minus_1"))
     if x == n.size:
-        return _say(False, L("K is not a df here; the df are at most K - 1 and shrink when sizes are unequal.",
-                             "K no son los grados de libertad: como mucho son K - 1, y bajan cuando los tamaños "
-                             "son desiguales."))
+        return _say(False, tr("teach.df.k"))
     if not 1 <= x <= n.size - 1:
-        return _say(False, L(f"the Bell-McCaffrey df always lie between 1 and K - 1 = {n.size - 1}.",
-                             "los grados de libertad de Bell-McCaffrey siempre están entre 1 y K - 1 = "
-                             f"{n.size - 1}."))
-    return _say(False, L("q_d = n_d^2 / (N - n_d); df = N^2 / (sum n_d^2 + sum over pairs d != e of q_d q_e) "
-                         "(each unordered pair counts twice).",
-                         "q_d = n_d^2 / (N - n_d); gl = N^2 / (suma de n_d^2 + suma sobre los pares d != e de "
-                         "q_d q_e) (cada par sin orden cuenta dos veces)."))
+        return _say(False, tr("teach.df.range", df_max=n.size - 1))
+    return _say(False, tr("teach.df.formula"))
 
 
 # ====================================================================== solutions
@@ -697,13 +584,13 @@ def show_solution(exercise, *, run: bool = True) -> None:
     from scipy import stats
     key = _exercise_key(exercise)
     code = solution_code(key)
-    print(L(f"Solution of exercise {key}:", f"Solución del ejercicio {key}:"))
+    print(tr("teach.solution.title", key=key))
     print()
     print("\n".join(("    " + line) if line else "" for line in code.rstrip("\n").splitlines()))
     if not run:
         return
     print()
-    print(L("What it prints:", "Lo que imprime:"))
+    print(tr("teach.solution.prints"))
     import sys
     exec(compile(code, f"<solution {key}>", "exec"),
          {"np": np, "pd": pd, "stats": stats, "teach": sys.modules[__name__], "__name__": "__solution__"})

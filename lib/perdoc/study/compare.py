@@ -24,6 +24,7 @@ import numpy as np
 from ..methods._dist import beta_ppf, norm_ppf, t_ppf
 
 from ..errors import ParameterError
+from ..messages import Message
 from ..methods import micro as _micro
 from .estimate import DEFAULT_REPLICATES, DEFAULT_SEED, _estimate, _validate, estimate
 from ..reading.pairs import PairTable
@@ -148,7 +149,8 @@ def compare(pairs: PairTable, *, level: float = 0.95, population_size: int | Non
         ties = float(np.mean(s_a[both] / pairs.n_a[both] == s_b[both] / pairs.n_b[both]))
         randomization = {"p_value": None, "exact": None, "patterns": None,
                          "reason": "the sign-flip test needs paired rows"}
-        notes.append("unpaired comparison (delta method): the systems were not scored on the same rows")
+        notes.append(Message("note.unpaired", "unpaired comparison (delta method): the systems were not scored on "
+                             "the same rows"))
     if k:  # covariances back to the true scale (squared units)
         cov_micro = {key: _micro.ldexp(float(v), -2 * k) for key, v in cov_micro.items()}
         cov_macro = {key: _micro.ldexp(float(v), -2 * k) for key, v in cov_macro.items()}
@@ -196,7 +198,8 @@ def _delta_method(pairs: PairTable, s_a, s_b, R_a: float, R_b: float, level: flo
                             ci=ConfidenceInterval(est - half, est + half), role="primary"))
     else:
         out.append(Interval("micro", "cr1", "delta method, CR1, t with K-1 df", est, level, se=se, df=K - 1.0,
-                            reason="zero variance of the linearised difference", role="primary"))
+                            reason=Message("reason.zero_linearised_variance", "zero variance of the linearised "
+                                           "difference"), role="primary"))
     both = (pairs.n_a > 0) & (pairs.n_b > 0)
     d = s_a[both] / pairs.n_a[both] - s_b[both] / pairs.n_b[both]
     kb = int(both.sum())
@@ -208,7 +211,8 @@ def _delta_method(pairs: PairTable, s_a, s_b, R_a: float, R_b: float, level: flo
                             se=mse, df=kb - 1.0, ci=ConfidenceInterval(mest - half, mest + half), role="primary"))
     else:
         out.append(Interval("macro", "t", "t on per-document differences (documents scored by both)", mest, level,
-                            reason="fewer than 2 documents scored by both systems, or zero variance",
+                            reason=Message("reason.too_few_common_documents", "fewer than 2 documents scored by "
+                                           "both systems, or zero variance"),
                             role="primary"))
     cov_micro = {"var_a": fpc * c1 * np.sum(u_a**2) / NA**2, "var_b": fpc * c1 * np.sum(u_b**2) / NB**2,
                  "cov": fpc * c1 * np.sum(u_a * u_b) / (NA * NB)}

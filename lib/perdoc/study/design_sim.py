@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from .memo import memoized
 from ..errors import ParameterError
 
 __all__ = ["census_chunk_scores", "load_census", "needs_chunk_scores", "require_chunk_scores", "simulate_design"]
@@ -56,6 +57,7 @@ def load_census(source, *, doc: str, score: str, takes=(None,), **read_options):
     return census, x
 
 
+@memoized
 def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int = 1, level: float = 0.95,
                     take: int | None = None, chunk_scores=None, **options) -> dict:
     """Coverage, Monte Carlo SE, mean width and misses of the design-based intervals (micro mean) over

@@ -18,6 +18,7 @@ from ..methods.diagnostics import diagnose
 from ..errors import InputError, ParameterError
 from ..methods.macro import macro_mean
 from ..methods.results import LEVEL_MAX, LEVEL_MIN, ConfidenceInterval, Estimates, Interval, check_level  # noqa: F401
+from ..messages import Message
 from ..reading.table import DocTable
 
 __all__ = ["estimate", "estimate_design", "DEFAULT_REPLICATES", "DEFAULT_SEED", "MAX_REPLICATES",
@@ -35,8 +36,8 @@ MAX_REPLICATES = 1_000_000
 MAX_POPULATION_SIZE = 2**53
 _BOUNDED_METHODS = ("korn_graubard", "logit", "wilson")
 
-FPC_HEURISTIC = ("finite population correction (1 - K/M) applied to a method it was not derived for: "
-                 "a heuristic")
+FPC_HEURISTIC = Message("note.fpc_heuristic", "finite population correction (1 - K/M) applied to a method it "
+                        "was not derived for: a heuristic")
 
 
 def estimate(table: DocTable, *, level: float = 0.95, population_size: int | None = None,
@@ -151,8 +152,8 @@ def _flat_reason(r, k: int) -> str | None:
     scale ``2^k``), else None."""
     if not bool(np.all(r == r[0])):
         return None
-    return (f"zero variance: every document has the same rate ({_micro.ldexp(r[0], -k):.6g}), "
-            "so the documents carry no information about sampling error")
+    return Message("reason.flat_rate", "zero variance: every document has the same rate ({rate:.6g}), so the "
+                   "documents carry no information about sampling error", rate=float(_micro.ldexp(r[0], -k)))
 
 
 def _intervals(ctx: _Ctx, res, n, s, q, *, k: int, R: float, N: float, replicates: int, seed, mrange,
@@ -181,7 +182,8 @@ def _intervals(ctx: _Ctx, res, n, s, q, *, k: int, R: float, N: float, replicate
     if frame is not None:
         fres = _methods.frame_methods(n[None, :], s[None, :], None if q is None else q[None, :], frame.totals,
                                       alpha=ctx.alpha, bounded=mrange == (0.0, 1.0), k=k)
-        frame_note = (f"frame: {frame.M:,} population documents, {frame.N:,.0f} chunks",)
+        frame_note = (Message("note.frame", "frame: {M:,} population documents, {N:,.0f} chunks", M=frame.M,
+                              N=frame.N),)
         intervals += [ctx.batch(name, fres[name], R=R, replicates=replicates, notes=frame_note,
                                 true_scale=true_scale) for name in fres]
 
@@ -212,10 +214,11 @@ def _notes(table: DocTable, census: bool, population_size, f: float, flat_reason
     """The notes of an estimate: the table's own, then what the population size and a flat sample imply."""
     notes = list(table.notes)
     if census:
-        notes.append("census: the K documents are the whole population (K = M), so there is no "
-                     "sampling error and every interval is the estimate itself")
+        notes.append(Message("note.census", "census: the K documents are the whole population (K = M), so there "
+                             "is no sampling error and every interval is the estimate itself"))
     elif population_size is not None:
-        notes.append(f"finite population correction applied: variances times 1 - K/M = {1 - f:.6g}")
+        notes.append(Message("note.fpc_applied", "finite population correction applied: variances times "
+                             "1 - K/M = {factor:.6g}", factor=1 - f))
     if flat_reason is not None:
         notes.append(flat_reason)
     return notes
@@ -257,6 +260,47 @@ def _finish(iv: Interval, k: int, mrange, true_scale: bool = False) -> Interval:
     return iv if mrange is None else replace(iv, metric_range=tuple(mrange))
 
 
+def _degenerate(name, est):
+    if name == "micro.bootstrap_t_logit":
+        return Message("reason.all_degenerate_logit", "every bootstrap replicate is degenerate (all drawn documents "
+                       "share one rate, or its micro mean is 0 or 1)")
+    return Message("reason.all_degenerate", "every bootstrap replicate is degenerate (all drawn documents share one "
+                   "rate)")
+
+
+def _at_bounds(name, est):
+    if name == "micro.atanh_cr2":
+        return Message("reason.atanh_bounds", "the atanh scale is undefined at a difference of -1 or 1 (the "
+                       "difference is {difference:.6g}): no interval", difference=est)
+    return Message("reason.logit_bounds", "the logit scale is undefined at a rate of 0 or 1 (the micro mean is "
+                   "{mean:.6g}): no interval", mean=est)
+
+
+def _not_applicable(name, est):
+    if name == "micro.atanh_cr2":
+        return Message("reason.bounded_difference_only", "defined for differences of two metrics bounded in [0, 1]")
+    return Message("reason.bounded_only", "defined for metrics bounded in [0, 1]")
+
+
+#: Why a batch result (by its code, other than OK and FLAT) has no interval: (method name, estimate) -> Message.
+_CODE_REASONS = {
+    _methods.ZERO_SE: lambda name, est: Message("reason.zero_se", "zero standard error: no interval"),
+    _methods.BAD_DF: lambda name, est: Message("reason.bad_df", "degrees of freedom undefined for this sample"),
+    _methods.ALL_DEGENERATE: _degenerate,
+    _methods.NO_SPREAD: lambda name, est: Message(
+        "reason.no_spread", "the studentised bootstrap distribution has no spread (with so few documents every "
+        "usable replicate gives the same t): no interval"),
+    _methods.AT_BOUNDS: _at_bounds,
+    _methods.UNBOUNDED: lambda name, est: Message(
+        "reason.calibrated_unbounded", "the interval is unbounded on one side (a calibrated tail probability is 0 "
+        "or 1: no replicate's studentised root reaches past the estimate on that side)"),
+    _methods.NOT_IDENTIFIED: lambda name, est: Message(
+        "reason.same_size", "every sampled document has the same size, so the trend of the rate in size cannot be "
+        "estimated: no interval"),
+    _methods.NOT_APPLICABLE: _not_applicable,
+}
+
+
 class _Ctx:
     """What every interval of one call shares: level, FPC factor, census and degeneracy flags."""
 
@@ -276,14 +320,14 @@ class _Ctx:
         est, se, code = _row(res.estimate), _row(res.se), int(res.code[0])
         reason, ci = None, None
         if code == _methods.NO_VARIANCE:
-            reason = notes[0] if notes else "no variance"
+            reason = notes[0] if notes else Message("reason.no_variance", "no variance")
             se = None
         elif self.census:
             ci = ConfidenceInterval(est, est)
         elif code == _methods.OK:
             ci = ConfidenceInterval(_row(res.low), _row(res.high))
         else:
-            reason = "zero chunk-level variance: every score is the same"
+            reason = Message("reason.zero_chunk_variance", "zero chunk-level variance: every score is the same")
         return Interval(estimand=estimand, method=method, label=label, estimate=est, level=self.level,
                         se=se, ci=ci, reason=reason, role="baseline", notes=tuple(notes),
                         extra=extra or {})
@@ -299,7 +343,7 @@ class _Ctx:
             p = _row(r.estimate)
             ci, reason, notes, extra, role = None, None, (), {}, "alternative"
             if int(r.code[0]) == _methods.NOT_APPLICABLE:
-                reason = "defined for a binary (0/1) metric only"
+                reason = Message("reason.binary_only", "defined for a binary (0/1) metric only")
             elif self.census:
                 ci = ConfidenceInterval(p, p)
             else:
@@ -310,9 +354,10 @@ class _Ctx:
                     # counts every measurement as an independent case, like the iid baseline: shown to
                     # warn, never a headline (the documents carry no estimate of sampling error here)
                     role = "baseline"
-                    notes = ("the rate is 0 or 1, or its variance is 0, so this method is undefined; "
-                             "fallback used: effective n = N and the Clopper-Pearson interval "
-                             "(Parker et al. 2017), which treats every measurement as an independent case",)
+                    notes = (Message("note.bounded_fallback", "the rate is 0 or 1, or its variance is 0, so this "
+                                     "method is undefined; fallback used: effective n = N and the Clopper-Pearson "
+                                     "interval (Parker et al. 2017), which treats every measurement as an "
+                                     "independent case"),)
             out.append(Interval(estimand="micro", method=method, label=label, estimate=p, level=self.level,
                                 se=_row(r.se), df=_row(r.df), ci=ci, reason=reason, role=role,
                                 notes=notes, extra=extra))
@@ -373,32 +418,9 @@ class _Ctx:
             return None
         if code == M.FLAT:
             return self.flat_reason
-        if code == M.ZERO_SE:
-            return "zero standard error: no interval"
-        if code == M.BAD_DF:
-            return "degrees of freedom undefined for this sample"
-        if code == M.ALL_DEGENERATE:
-            why = ", or its micro mean is 0 or 1" if name == "micro.bootstrap_t_logit" else ""
-            return f"every bootstrap replicate is degenerate (all drawn documents share one rate{why})"
-        if code == M.NO_SPREAD:
-            return ("the studentised bootstrap distribution has no spread (with so few documents every "
-                    "usable replicate gives the same t): no interval")
-        if code == M.AT_BOUNDS:
-            if name == "micro.atanh_cr2":
-                return (f"the atanh scale is undefined at a difference of -1 or 1 (the difference is {est:.6g}): "
-                        "no interval")
-            return f"the logit scale is undefined at a rate of 0 or 1 (the micro mean is {est:.6g}): no interval"
-        if code == M.UNBOUNDED:
-            return ("the interval is unbounded on one side (a calibrated tail probability is 0 or 1: no "
-                    "replicate's studentised root reaches past the estimate on that side)")
-        if code == M.NOT_IDENTIFIED:
-            return ("every sampled document has the same size, so the trend of the rate in size cannot be "
-                    "estimated: no interval")
-        if code == M.NOT_APPLICABLE:
-            if name == "micro.atanh_cr2":
-                return "defined for differences of two metrics bounded in [0, 1]"
-            return "defined for metrics bounded in [0, 1]"
-        raise AssertionError(code)
+        if code not in _CODE_REASONS:
+            raise AssertionError(code)
+        return _CODE_REASONS[code](name, est)
 
     def batch(self, name: str, res, *, R: float, replicates: int, notes=(), true_scale: set) -> Interval:
         """The Interval of row 0 of a batch result (:mod:`perdoc.methods`)."""
@@ -418,7 +440,8 @@ class _Ctx:
             reason = None
             if method == "jackknife_bc":  # the census ratio is the estimand itself: nothing to correct
                 est = R
-                out_notes.append("census: the estimate is the ratio itself (no bias to correct)")
+                out_notes.append(Message("note.census_ratio", "census: the estimate is the ratio itself (no bias "
+                                         "to correct)"))
             ci = ConfidenceInterval(est, est)
         else:
             reason = self._reason(name, code, est)
@@ -463,17 +486,19 @@ class _Ctx:
         elif self.flat_reason is not None:
             reason = self.flat_reason
         elif w.whole_line:
-            reason = (f"with K = {len(n)} documents and {w.weights} weights no value can be rejected at this "
-                      f"level (smallest attainable p = {w.min_p:.4g}): the interval is the whole real line")
+            reason = Message("reason.wild_whole_line", "with K = {K} documents and {weights} weights no value can "
+                             "be rejected at this level (smallest attainable p = {p:.4g}): the interval is the "
+                             "whole real line", K=len(n), weights=w.weights, p=w.min_p)
         elif w.low is None or w.high is None:
-            reason = "the interval is unbounded on one side"
+            reason = Message("reason.unbounded", "the interval is unbounded on one side")
         else:
             pieces = [(_methods.shrink(est, lo, self.fpc), _methods.shrink(est, hi, self.fpc)) for lo, hi in w.pieces]
             ci = ConfidenceInterval(pieces[0][0], pieces[-1][1])
             extra.update(pieces=pieces, connected=w.connected)
             if not w.connected:
-                notes.append(f"the values the test does not reject are not an interval: {len(pieces)} separate "
-                             "pieces (see pieces); ci is their hull, the smallest interval holding them all")
+                notes.append(Message("note.wild_pieces", "the values the test does not reject are not an interval: "
+                                     "{pieces} separate pieces (see pieces); ci is their hull, the smallest interval "
+                                     "holding them all", pieces=len(pieces)))
         extra.setdefault("pieces", None)
         extra.setdefault("connected", True)
         if self.fpc < 1:
@@ -491,22 +516,25 @@ def _row(x):
 def _baselines(ctx: _Ctx, res, has_q: bool, N: float) -> list[Interval]:
     """Wald iid (every chunk a case) and Wald with effective n = N / DEFF: shown to warn only."""
     if not has_q:
-        why = ("needs the sums of squared scores (q)",)
+        why = (Message("reason.needs_q", "needs the sums of squared scores (q)"),)
         R = _row(res["micro.cr1"].estimate)
         return [Interval(estimand="micro", method=m, label=label, estimate=R, level=ctx.level, reason=why[0],
                          role="baseline", notes=why)
                 for m, label in (("wald_iid", "Wald iid (chunks as cases)"),
                                  ("wald_eff_n", "Wald, effective n = N/DEFF"))]
     iid = ctx.z("micro", "wald_iid", "Wald iid (chunks as cases)", res["micro.wald_iid"],
-                notes=("contrast baseline: treats every chunk as an independent case",), extra={"n": N})
+                notes=(Message("note.baseline_iid", "contrast baseline: treats every chunk as an independent "
+                               "case"),), extra={"n": N})
     r = res["micro.wald_eff_n"]
     if int(r.code[0]) != _methods.NO_VARIANCE:
         eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", r,
-                    notes=("contrast baseline: N/DEFF used as if it were independent cases",),
+                    notes=(Message("note.baseline_eff_n", "contrast baseline: N/DEFF used as if it were "
+                                   "independent cases"),),
                     extra={"n_eff": _row(r.extra["n_eff"])})
     else:
         eff = ctx.z("micro", "wald_eff_n", "Wald, effective n = N/DEFF", r,
-                    notes=("effective n undefined (design effect not positive or not available)",))
+                    notes=(Message("reason.eff_n_undefined", "effective n undefined (design effect not positive "
+                                   "or not available)"),))
     return [iid, eff]
 
 
@@ -589,8 +617,9 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
     level, _, replicates, seed = _validate(table, level, None, replicates, seed)
     n, s, q, k = working_table(table)
     mrange = metric_range(table, n, s, q, k)
-    notes = ["the simple-random-sampling methods (CR1, CR2, bootstrap, ...) ignore this design and are not shown",
-             "diagnostics below are computed without design weights"]
+    notes = [Message("note.srs_methods_ignore_design", "the simple-random-sampling methods (CR1, CR2, bootstrap, "
+                     "...) ignore this design and are not shown"),
+             Message("note.diagnostics_unweighted_below", "diagnostics below are computed without design weights")]
     if sampling == "stratified":
         st = design.get("strata") or {}
         by = st.get("by")
@@ -631,8 +660,8 @@ def estimate_design(table: DocTable, *, design: dict, level: float = 0.95, repli
     macro_est = next((iv.estimate for iv in intervals if iv.estimand == "macro"),
                      _micro.ldexp(macro_mean(n, s), -k))
     if not any(iv.estimand == "macro" for iv in intervals):
-        notes.append("macro mean under this design: point estimate of the sampled documents only (no design "
-                     "variance implemented)")
+        notes.append(Message("note.macro_point_only", "macro mean under this design: point estimate of the sampled "
+                             "documents only (no design variance implemented)"))
     return Estimates(K=table.K, N=table.N, level=level, population_size=M_total, micro_estimate=intervals[0].estimate,
                      macro_estimate=macro_est, intervals=tuple(intervals), diagnostics=diag, replicates=0,
                      seed=seed, notes=tuple(notes), design=info, metric_range=mrange)

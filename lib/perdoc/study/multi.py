@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, ParameterError
+from ..messages import Message
 from ..methods._dist import t_cdf, t_ppf
 from ..methods.results import ConfidenceInterval, Interval, _num, check_level
 from ..reading.pairs import PairTable
@@ -381,7 +382,8 @@ def _band_interval(iv: Interval, c: float | None, pairs: int) -> Interval:
                   resampling_unit="document (sign multipliers, the same for every pair)")
     if c is None or iv.ci is None or not iv.se:
         return Interval(iv.estimand, "max_t", label, iv.estimate, iv.level,
-                        reason=iv.reason or "no leading interval to widen", **common)
+                        reason=iv.reason or Message("reason.nothing_to_widen", "no leading interval to widen"),
+                        **common)
     half = c * iv.se
     ci = ConfidenceInterval(min(iv.estimate - half, iv.ci.low), max(iv.estimate + half, iv.ci.high))
     return Interval(iv.estimand, "max_t", label, iv.estimate, iv.level, ci=ci, extra={"critical_value": c},

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from ..errors import PerdocError
+from ..messages import Message
 
 __all__ = ["ParamsError", "OverrideError", "Study", "load_params", "parse_overrides", "apply_overrides", "check_name",
            "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
@@ -35,12 +36,12 @@ LANGUAGES = {"en": "English", "es": "Español"}
 ESTIMANDS = ("micro", "macro")
 
 DEFAULT_OUT_OF_SCOPE = (
-    "The index is fixed: chunking, embeddings and index settings are not sampled, so the intervals "
-    "say nothing about another index build.",
-    "The retriever and its configuration are fixed: the intervals do not cover other retrievers, "
-    "parameters or versions.",
-    "The questions (queries) are taken as given: the population of questions users would ask is not "
-    "sampled, so the intervals do not cover question-to-question variation beyond these.",
+    Message("caveat.index", "The index is fixed: chunking, embeddings and index settings are not sampled, so the "
+            "intervals say nothing about another index build."),
+    Message("caveat.retriever", "The retriever and its configuration are fixed: the intervals do not cover other "
+            "retrievers, parameters or versions."),
+    Message("caveat.questions", "The questions (queries) are taken as given: the population of questions users "
+            "would ask is not sampled, so the intervals do not cover question-to-question variation beyond these."),
 )
 
 
@@ -73,7 +74,7 @@ class DataSpec:
     n: str | None = None     # pre-aggregated input
     s: str | None = None
     q: str | None = None
-    compare_to: str | None = None
+    compare_to: str | None = None   # the system compared with data.score (the first of a list)
     format: str | None = None       # a name of perdoc.reading.formats (csv, ..., inspect, ...); None: by the extension
     metric: str | None = None       # declared kind of score: binary, proportion or score (default: inferred)
     allow_similar_ids: bool = False  # keep ids that differ only in spaces, case or Unicode form apart
@@ -81,10 +82,18 @@ class DataSpec:
     engine: str | None = None        # duckdb (default) or spark: what reads and aggregates the file
     backend: dict | None = None      # {url, table}: a table of an Ibis backend instead of a file (a relative
     #                                  duckdb:// path resolved against the params file's folder)
+    compare_more: tuple[str, ...] = ()  # data.compare_to as a list: the columns after the first
 
     @property
     def aggregated(self) -> bool:
         return self.n is not None
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """Every system of the study: data.score, then each column of data.compare_to (just the score
+        without a comparison)."""
+        compared = () if self.compare_to is None else (self.compare_to, *self.compare_more)
+        return (self.score, *compared) if self.score is not None else compared
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,7 @@ class Planning:
     strata_k: int | None = None
     strata_allocation: str = "equal"
     design: "DesignPlanSpec | None" = None     # planning.design: compare drawn designs on the census or frame
+    difference_half_width: float | None = None  # target half-width of the paired difference score - compare_to
 
 
 @dataclass(frozen=True)
@@ -187,6 +197,11 @@ class Study:
             d["design"].pop("nonresponse", None)
         d.pop("raw")
         d.pop("overrides")
+        more = d["data"].pop("compare_more", ())
+        if more:   # data.compare_to as a list (one column: the name, as before lists were allowed)
+            d["data"]["compare_to"] = [self.data.compare_to, *more]
+        if d["planning"].get("difference_half_width") is None:
+            d["planning"].pop("difference_half_width", None)
         d["data"]["path"] = (None if self.data.path is None else
                              str(self.raw.get("data", {}).get("path", self.data.path)))
         if self.data.backend is not None:   # as written, without its secrets (perdoc.redact)
@@ -210,6 +225,7 @@ class Study:
 # key -> (type, required); nested dicts are schemas themselves
 _STR, _INT, _NUM, _LIST = "a string", "an integer", "a number", "a list of strings"
 _BOOL = "true or false"
+_STR_OR_LIST = "a string or a list of strings"
 SCHEMA: dict[str, Any] = {
     "name": (_STR, True),
     "title": (_STR, False),
@@ -227,7 +243,7 @@ SCHEMA: dict[str, Any] = {
         "n": (_STR, False),
         "s": (_STR, False),
         "q": (_STR, False),
-        "compare_to": (_STR, False),
+        "compare_to": (_STR_OR_LIST, False),   # one column, or several (every pair, a leaderboard)
         "format": (_STR, False),
         "metric": (_STR, False),
         "allow_similar_ids": ("true or false", False),
@@ -264,6 +280,7 @@ SCHEMA: dict[str, Any] = {
     }, False),
     "planning": ({
         "half_width": (_NUM, False),
+        "difference_half_width": (_NUM, False),
         "strata": ({
             "threshold": (_NUM, False),
             "k": (_INT, False),
@@ -483,7 +500,7 @@ def _read_value(key: str, text: str, kind):
     try:
         value = read_yaml(text)
     except (yaml.YAMLError, ValueError) as e:
-        if kind == _STR:
+        if kind in (_STR, _STR_OR_LIST):
             return text.strip()
         shown = _brief(text, 40, quote=False)
         if isinstance(e, YamlAliasError):
@@ -492,7 +509,7 @@ def _read_value(key: str, text: str, kind):
             raise OverrideError(f"--set {key}={shown}: the value is nested deeper than {MAX_YAML_DEPTH} levels") \
                 from None
         raise OverrideError(f"--set {key}={shown}: the value is not valid YAML") from None
-    if kind == _STR and value is not None and not isinstance(value, str) and not isinstance(value, (dict, list)):
+    if kind in (_STR, _STR_OR_LIST) and value is not None and not isinstance(value, (str, dict, list)):
         return text.strip()
     return value
 
@@ -551,7 +568,7 @@ def parse_params(raw, *, base: Path, label: str = "params", params_path: Path | 
     intervals = _interval_spec(raw.get("intervals") or {}, label)
     census = _census_path(raw, data, base, label)
     planning = _planning_spec(raw.get("planning") or {}, label, census is not None,
-                              census is not None or design.frame is not None)
+                              census is not None or design.frame is not None, data.compare_to is not None)
     simulation = _simulation_spec(raw.get("simulation"), census is not None, label)
 
     user = _texts(raw.get("out_of_scope") or ())
@@ -617,9 +634,34 @@ def _data_spec(d: dict, base: Path, label: str) -> DataSpec:
     similar = d.get("allow_similar_ids")
     if similar is not None and not isinstance(similar, bool):
         raise ParamsError(f"{label}: key 'data.allow_similar_ids' must be true or false, got {_show(similar)}")
+    compared = _compare_columns(d.get("compare_to"), d.get("score"), label)
     return DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
-                    q=d.get("q"), compare_to=d.get("compare_to"), format=data_format, metric=metric,
-                    allow_similar_ids=bool(similar), trec=trec, **_engine_keys(d, label, base))
+                    q=d.get("q"), compare_to=compared[0] if compared else None, compare_more=compared[1:],
+                    format=data_format, metric=metric, allow_similar_ids=bool(similar), trec=trec,
+                    **_engine_keys(d, label, base))
+
+
+def _compare_columns(value, score: str | None, label: str) -> tuple[str, ...]:
+    """``data.compare_to`` as a tuple of columns (empty without it): one column, or a list of them
+    (each named once, none of them data.score; a list of one column is that column)."""
+    if value is None:
+        return ()
+    columns = [value] if isinstance(value, str) else list(value)
+    if not columns:
+        raise ParamsError(f"{label}: key 'data.compare_to' is an empty list: name at least one score column")
+    if len(columns) == 1:
+        return tuple(columns)   # one column, checked as before lists were allowed
+    for c in columns:
+        if not c.strip():
+            raise ParamsError(f"{label}: key 'data.compare_to' names an empty column")
+        if c == score:
+            raise ParamsError(f"{label}: key 'data.compare_to' names the data.score column '{c}': every system of "
+                              "the leaderboard is named once")
+    dup = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
+    if dup is not None:
+        raise ParamsError(f"{label}: key 'data.compare_to' names the column '{dup}' twice: every system of the "
+                          "leaderboard is named once")
+    return tuple(columns)
 
 
 def _data_format(d: dict, label: str) -> str | None:
@@ -782,12 +824,19 @@ def _census_path(raw: dict, data: DataSpec, base: Path, label: str) -> Path | No
     return census
 
 
-def _planning_spec(pl: dict, label: str, has_census: bool, has_frame: bool) -> Planning:
-    """``planning``: the target half-width, the size strata to plan (they need a census) and the designs
-    to compare (they need the population's document sizes)."""
+def _planning_spec(pl: dict, label: str, has_census: bool, has_frame: bool, has_comparison: bool = False) -> Planning:
+    """``planning``: the target half-width, that of the paired difference (it needs a comparison), the
+    size strata to plan (they need a census) and the designs to compare (they need the population's
+    document sizes)."""
     hw = pl.get("half_width")
     if hw is not None and hw <= 0:
         raise ParamsError(f"{label}: key 'planning.half_width' must be positive (got {hw:g})")
+    dhw = pl.get("difference_half_width")
+    if dhw is not None and not (math.isfinite(dhw) and dhw > 0):
+        raise ParamsError(f"{label}: key 'planning.difference_half_width' must be positive (got {dhw:g})")
+    if dhw is not None and not has_comparison:
+        raise ParamsError(f"{label}: key 'planning.difference_half_width' plans the difference of two systems: it "
+                          "needs a comparison (key 'data.compare_to')")
     st = pl.get("strata") or {}
     alloc = st.get("allocation", "equal")
     if alloc not in ("equal", "proportional", "neyman"):
@@ -797,7 +846,8 @@ def _planning_spec(pl: dict, label: str, has_census: bool, has_frame: bool) -> P
         raise ParamsError(f"{label}: key 'planning.strata' needs a census (key 'census.path')")
     return Planning(half_width=hw, strata_threshold=st.get("threshold"),
                     strata_k=st.get("k", 20) if st else None, strata_allocation=alloc,
-                    design=_design_plan(pl, label, has_frame))
+                    design=_design_plan(pl, label, has_frame),
+                    difference_half_width=None if dhw is None else float(dhw))
 
 
 def _simulation_spec(sim: dict | None, has_census: bool, label: str) -> Simulation | None:
@@ -932,6 +982,9 @@ def _check(mapping: dict, schema: dict, label: str, prefix: str) -> None:
         elif kind == _LIST:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ParamsError(f"{label}: key '{full}' must be a list of strings, got {_show(value)}")
+        elif kind == _STR_OR_LIST:
+            if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+                raise ParamsError(f"{label}: key '{full}' must be a string or a list of strings, got {_show(value)}")
 
 
 def _show(value) -> str:

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..messages import Message
+
 __all__ = ["default_method", "default_interval", "with_lead", "mark_leads", "FRAME_MIN_K", "Headline",
            "choose_headline", "lead", "NOT_CHECKED"]
 
@@ -47,7 +49,7 @@ __all__ = ["default_method", "default_interval", "with_lead", "mark_leads", "FRA
 BASELINES = ("micro.wald_iid", "micro.wald_eff_n")
 
 #: Why an interval leads unchecked: no simulation of this study on its population.
-NOT_CHECKED = "not checked by simulation: no census in the params"
+NOT_CHECKED = Message("choice.not_checked", "not checked by simulation: no census in the params")
 
 #: Kept for scripts that import it: frame-aware methods no longer lead by default (see above).
 FRAME_MIN_K = 10
@@ -175,9 +177,10 @@ def choose_headline(estimates, simulation, kind: str, *, basis: str, default) ->
     for m in order:
         iv = available(m)
         if iv is not None:
-            why = ("recommended by the simulation" if m == rec else
-                   f"the narrowest qualifying method that gave this sample an interval (the recommended "
-                   f"{rec} did not)" if rec else "qualifies in the simulation")
+            why = (Message("choice.recommended", "recommended by the simulation") if m == rec else
+                   Message("choice.narrowest_available", "the narrowest qualifying method that gave this sample an "
+                           "interval (the recommended {method} did not)", method=rec) if rec else
+                   Message("choice.qualifies", "qualifies in the simulation"))
             return Headline(iv, basis=basis, verified=True, approximate=False, coverage=rows[m]["coverage"],
                             mc_se=rows[m]["mc_se"], reps=simulation.reps, k=simulation.k, reason=why)
     best = sorted((m for m in rows if available(m) is not None),
@@ -186,13 +189,14 @@ def choose_headline(estimates, simulation, kind: str, *, basis: str, default) ->
         m = best[0]
         return Headline(available(m), basis=basis, verified=False, approximate=True,
                         coverage=rows[m]["coverage"], mc_se=rows[m]["mc_se"], reps=simulation.reps,
-                        k=simulation.k, reason=f"no method reached {level:.0%} in the simulation; this one "
-                                               "came closest")
+                        k=simulation.k, reason=Message("choice.closest", "no method reached {level:.0%} in the "
+                                                       "simulation; this one came closest", level=level))
     key = f"{kind}.{default.method}"
     cov = rows.get(key, {})
     return Headline(default, basis=basis, verified=False, approximate=bool(rows),
                     coverage=cov.get("coverage"), mc_se=cov.get("mc_se"), reps=simulation.reps, k=simulation.k,
-                    reason="no method checked by the simulation gave this sample an interval")
+                    reason=Message("choice.none_available", "no method checked by the simulation gave this sample "
+                                   "an interval"))
 
 
 def lead(estimates, kind: str | None = None, simulation=None, *, difference: bool = False) -> Headline:

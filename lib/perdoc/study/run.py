@@ -13,7 +13,8 @@ from ..reading.table import DocTable
 
 __all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census",
            "load_study_census_and_scores", "simulate_study",
-           "simulation_design", "strata_experiment", "load_study_frame", "frame_path"]
+           "simulation_design", "strata_experiment", "load_study_frame", "frame_path", "load_study_pair_tables",
+           "compare_study_systems", "plan_population_size", "difference_plan_study"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -333,3 +334,73 @@ def design_plan_study(study: Study, table: DocTable, census: DocTable | None = N
                                                                                  *spec.takes))
     res["budget_source"] = "params" if spec.budget is not None else "this study's labels"
     return res
+
+
+def load_study_pair_tables(study: Study, first=None) -> dict:
+    """``{(a, b): PairTable}`` for every pair of the study's systems (:attr:`DataSpec.systems`: data.score,
+    then each column of data.compare_to), each read as :func:`load_study_pairs` reads the study's own
+    pair; ``first``: the pair data.score - data.compare_to already read."""
+    import itertools
+    from dataclasses import replace
+    d = study.data
+    tables = {}
+    for a, b in itertools.combinations(d.systems, 2):
+        if first is not None and (a, b) == (d.score, d.compare_to):
+            tables[a, b] = first
+        else:
+            tables[a, b] = load_study_pairs(replace(study, data=replace(d, score=a, compare_to=b, compare_more=())))
+    return tables
+
+
+def compare_study_systems(study: Study, population_size=None, first=None):
+    """Every pair of the study's systems (:func:`perdoc.compare_many`) when data.compare_to lists two or
+    more columns, with the study's level, replicates and seed; None otherwise. ``population_size`` as
+    the two-system comparison takes it; ``first``: the pair data.score - data.compare_to already read."""
+    if not study.data.compare_more:
+        return None
+    from .multi import compare_many
+    iv = study.intervals
+    return compare_many(load_study_pair_tables(study, first), list(study.data.systems), level=iv.level,
+                        population_size=population_size, replicates=iv.replicates, seed=iv.seed)
+
+
+def plan_population_size(study: Study, table: DocTable, census: DocTable | None = None):
+    """M of the planning section and of ``perdoc plan --params``: the population size of a simple random
+    sample or census (a census's own K when not given, a frame's M), and none for other designs (their
+    plan is for a simple random sample of documents, without the finite population correction)."""
+    g = study.design
+    if g.sampling not in ("srs", "census"):
+        return None
+    if g.population_size is not None:
+        return g.population_size
+    if g.sampling == "census":
+        return table.K
+    if getattr(g, "frame", None) is not None:
+        return load_study_frame(study, census).M
+    return None
+
+
+def difference_plan_study(study: Study, table: DocTable) -> dict | None:
+    """``planning.difference_half_width``: the plan of the paired difference data.score - data.compare_to
+    (:func:`perdoc.plan.plan_difference`) as ``perdoc plan --params P --vs B --half-width H`` makes it:
+    the pilot is the census read as pairs when the params give one, else the study's own pairs; M, the
+    level and the estimand are the study's. Returns ``{"plan": DifferencePlan or None, "problem": text
+    or None, "pilot": "census" or "study", "pilot_K", "target"}``, or None without the key."""
+    from dataclasses import replace
+    from .plan import difference_problem, plan_difference
+    target, d = study.planning.difference_half_width, study.data
+    if target is None or d.compare_to is None:
+        return None
+    from_census = study.census is not None
+    pilot_study = study if not from_census else replace(study, data=replace(d, path=study.census, backend=None))
+    pairs = load_study_pairs(replace(pilot_study, data=replace(pilot_study.data, compare_more=())))
+    own = table if from_census else pairs.system("a")
+    M = plan_population_size(study, own, pairs.system("a") if from_census else None)
+    M = None if M is None else int(M)
+    kind = study.estimand.kind
+    out = {"plan": None, "problem": difference_problem(pairs, kind, source="census" if from_census else "pilot"),
+           "pilot": "census" if from_census else "study", "pilot_K": pairs.K, "target": float(target)}
+    if out["problem"] is None:
+        out["plan"] = plan_difference(pairs, target, estimand=kind, level=study.intervals.level, population_size=M,
+                                      own_sample=not from_census)
+    return out

@@ -75,11 +75,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .memo import memoized
 from ..methods import designs as _designs
 from ..methods import intervals as _methods
 from ..methods import micro as _micro
 from ..reading.pairs import PairTable
 from ..errors import ParameterError
+from ..messages import Message
 from ..methods.results import _num
 from ..reading.table import DocTable
 
@@ -184,6 +186,7 @@ class RepIntervals:
 
 
 # ====================================================================== public API
+@memoized
 def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
              design: dict | None = None, replicates: int = 999,
              progress: Callable[[int, int], Any] | None = None, frame: bool = False) -> SimulationResult:
@@ -226,6 +229,7 @@ def simulate(census: DocTable, *, k: int, reps: int, seed: int = 1, level: float
     return plan.run(progress)
 
 
+@memoized
 def simulate_pairs(census_pairs: PairTable, *, k: int, reps: int, seed: int = 1, level: float = 0.95,
                    replicates: int = 999, progress: Callable[[int, int], Any] | None = None) -> SimulationResult:
     """Coverage of the paired difference A - B (as :func:`perdoc.compare`): every single-system
@@ -272,7 +276,8 @@ def recommend(methods: dict, level: float) -> tuple[dict, dict]:
         cands = [m for m in names if m not in BASELINES]
         if not cands:
             rec[est] = None
-            notes[est] = f"no {est} method applies under this design"
+            notes[est] = Message("recommendation.none_applies", "no {estimand} method applies under this design",
+                                 estimand=est)
             continue
         ok = [m for m in cands if methods[m]["coverage"] >= level - 2.0 * methods[m]["mc_se"]]
         if ok:
@@ -281,28 +286,50 @@ def recommend(methods: dict, level: float) -> tuple[dict, dict]:
                 return (methods[m].get("out_of_range", 0.0) > 0, methods[m]["infinite"] > 0,
                         w if w == w else math.inf)
             best = min(ok, key=key)
-            b = methods[best]
             rec[est] = best
-            notes[est] = (f"{best}: coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}) is within "
-                          f"2 Monte Carlo se of the nominal {level:.3g}, and its mean width {b['mean_width']:.4g} "
-                          f"is the smallest of the {len(ok)} qualifying {est} method(s)")
-            if b.get("out_of_range", 0.0) > 0:
-                notes[est] += (f"; every qualifying method left the metric's range in some samples (this one in "
-                               f"{b['out_of_range']:.1%})")
-            elif any(methods[m].get("out_of_range", 0.0) > 0 for m in ok):
-                notes[est] += "; qualifying methods whose intervals left the metric's range rank after it"
+            notes[est] = _qualifies_note(methods, best, ok, level, est)
         else:
             best = max(cands, key=lambda m: methods[m]["coverage"])
-            b = methods[best]
             rec[est] = None
-            why = ("its intervals are too narrow, so sample more documents or report it as approximate"
-                   if b.get("no_interval", 0.0) < 0.5 else
-                   f"it gave no interval in {b['no_interval']:.0%} of the samples (samples without spread: every "
-                   "document at the same rate), so sample more documents")
-            notes[est] = (f"no {est} method reaches the nominal {level:.3g} within Monte Carlo error "
-                          f"(coverage >= level - 2 se) on samples like these; the best available is {best} "
-                          f"with coverage {b['coverage']:.3f} (Monte Carlo se {b['mc_se']:.3f}): {why}")
+            notes[est] = _not_reached_note(methods[best], best, level, est)
     return rec, notes
+
+
+def _qualifies_note(methods: dict, best: str, ok: list, level: float, est: str) -> Message:
+    """Why ``best`` is recommended: its coverage, level and width, among the ``ok`` qualifying methods."""
+    b = methods[best]
+    if b.get("out_of_range", 0.0) > 0:
+        tail = Message("recommendation.tail.all_left_range", "; every qualifying method left the metric's range "
+                       "in some samples (this one in {share:.1%})", share=b["out_of_range"])
+    elif any(methods[m].get("out_of_range", 0.0) > 0 for m in ok):
+        tail = Message("recommendation.tail.others_left_range", "; qualifying methods whose intervals left the "
+                       "metric's range rank after it")
+    else:
+        tail = ""
+    args = dict(method=best, coverage=b["coverage"], mc_se=b["mc_se"], level=level, width=b["mean_width"],
+                count=len(ok), estimand=est, tail=tail)
+    text = ("{method}: coverage {coverage:.3f} (Monte Carlo se {mc_se:.3f}) is within 2 Monte Carlo se of the "
+            "nominal {level:.3g}, and its mean width {width:.4g} is the smallest of the {count} qualifying "
+            "{estimand} method(s){tail}")
+    if len(ok) == 1:   # the same English; other languages say "the only qualifying method"
+        del args["count"]
+        return Message("recommendation.qualifies_only", text.replace("{count}", "1"), **args)
+    return Message("recommendation.qualifies", text, **args)
+
+
+def _not_reached_note(b: dict, best: str, level: float, est: str) -> Message:
+    """Why nothing is recommended: the best available method ``best`` (its row ``b``) and what to do."""
+    if b.get("no_interval", 0.0) < 0.5:
+        why = Message("recommendation.why.too_narrow", "its intervals are too narrow, so sample more documents or "
+                      "report it as approximate")
+    else:
+        why = Message("recommendation.why.no_interval", "it gave no interval in {share:.0%} of the samples "
+                      "(samples without spread: every document at the same rate), so sample more documents",
+                      share=b["no_interval"])
+    return Message("recommendation.not_reached", "no {estimand} method reaches the nominal {level:.3g} within "
+                   "Monte Carlo error (coverage >= level - 2 se) on samples like these; the best available is "
+                   "{method} with coverage {coverage:.3f} (Monte Carlo se {mc_se:.3f}): {why}", estimand=est,
+                   level=level, method=best, coverage=b["coverage"], mc_se=b["mc_se"], why=why)
 
 
 # ====================================================================== plan and blocks
@@ -637,7 +664,7 @@ class _Plan:
                 methods[m]["miss_gap"] = gap / R
         rec, notes = recommend(methods, self.level)
         if self.sampling == "two_stage":
-            notes["macro"] = "no macro method under a two-stage design"
+            notes["macro"] = Message("recommendation.two_stage_macro", "no macro method under a two-stage design")
         truth = {m: _micro.ldexp(v, -self.unit_exp) for m, v in self.truth.items()}
         return SimulationResult(methods=methods, truth=truth, k=self.k, reps=self.reps, seed=self.seed,
                                 level=self.level, design=self.design, recommended=rec, recommendation_notes=notes,
