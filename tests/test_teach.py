@@ -126,7 +126,8 @@ def executed(tmp_path_factory):
         params = {k: v for k, v in FAST.items() if k in parameter_names(nb)}
         target = out / key(path).replace("/", "_")
         pm.execute_notebook(str(path), str(target) + ".ipynb", parameters=params, kernel_name="python3",
-                            cwd=str(path.parent), progress_bar=False)
+                            cwd=str(path.parent), progress_bar=False, execution_timeout=900,
+                            start_timeout=300)   # a kernel that never answers fails the test, not the run
         done[key(path)] = read(str(target) + ".ipynb")
     return done
 
