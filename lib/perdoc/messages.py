@@ -51,3 +51,17 @@ def _restore(text: str, code: str, args: dict) -> Message:
     self.code = code
     self.args = args
     return self
+
+
+def _register_yaml() -> None:
+    """A message is written to YAML as the plain string it is (``yaml.safe_dump`` of a params dict
+    that holds a default caveat, for one), never refused as an unknown object."""
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - PyYAML is a dependency
+        return
+    for dumper in (yaml.SafeDumper, yaml.Dumper):
+        dumper.add_representer(Message, lambda d, m: d.represent_str(str(m)))
+
+
+_register_yaml()
