@@ -84,8 +84,21 @@ def test_summary_equals_cli(built, capsys, name, params, data, score):
         args += ["--population-size", str(study.design.population_size)]
     assert main(args) == 0
     cli = json.loads(capsys.readouterr().out)
-    for key in ("K", "N", "level", "micro", "macro", "diagnostics", "population_size", "fpc"):
+    def numbers(block):   # every number, without the roles
+        return {m: ({k: v for k, v in iv.items() if k != "role"} if isinstance(iv, dict) else iv)
+                for m, iv in block.items()}
+
+    for key in ("K", "N", "level", "diagnostics", "population_size", "fpc"):
         assert summary[key] == cli[key], key
+    for key in ("micro", "macro"):
+        assert numbers(summary[key]) == numbers(cli[key]), key
+    # which interval leads: the same as the CLI given the same inputs (the params file: with a census,
+    # the CLI runs the report's simulation and leads with what it supports)
+    assert main(["estimate", "--params", str(params), "--json"]) == 0
+    same_inputs = json.loads(capsys.readouterr().out)
+    for key in ("micro", "macro"):
+        roles = {m: iv.get("role") for m, iv in summary[key].items() if isinstance(iv, dict)}
+        assert roles == {m: iv.get("role") for m, iv in same_inputs[key].items() if isinstance(iv, dict)}, key
     assert summary["input"]["file"] == data.name
     assert len(summary["input"]["sha256"]) == 64
     assert summary["input"]["bytes"] == data.stat().st_size
