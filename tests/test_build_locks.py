@@ -47,7 +47,7 @@ def _tiny_params(folder: Path, name="tiny", extra: str = "") -> Path:
 
 def _fast_render(monkeypatch):
     """The notebooks are not what these tests are about: render in no time."""
-    monkeypatch.setattr(rep, "render", lambda params_file, analysis, workdir: "<html>fast</html>")
+    monkeypatch.setattr(rep, "render", lambda params_file, analysis, **kw: "<html>fast</html>")
 
 
 def _fake_report(folder: Path) -> dict:
@@ -103,7 +103,7 @@ from pathlib import Path
 import perdoc.report.build as rep
 params, out, flag, go = sys.argv[1:5]
 
-def paused(params_file, analysis, workdir):
+def paused(params_file, analysis, **kw):
     Path(flag).touch()                      # between the check and the move: the race window
     deadline = time.time() + 60
     while not Path(go).exists() and time.time() < deadline:
@@ -307,8 +307,8 @@ def test_a_signal_during_the_build_cleans_up(tmp_path, monkeypatch, signum):
     before = _fake_report(out / "tiny")
     seen = {}
 
-    def render(params_file, analysis, workdir):
-        seen["build"] = Path(workdir)
+    def render(params_file, analysis, **kw):
+        seen["build"] = Path(os.environ["PERDOC_CACHE_DIR"]).parent    # the build's temporary folder
         os.kill(os.getpid(), signum)
         time.sleep(10)
         return "<html>never</html>"

@@ -239,3 +239,31 @@ def test_spanish_charts(small, spanish):
     assert "referencia: N/DEFF como casos" in svgs[2] and "referencia: fragmentos como casos" in svgs[2]
     i18n.set_language("en")
     assert charts.to_svg(charts.interval_comparison(e)) != svgs[2]
+
+
+def test_every_builder_gives_a_valid_vega_lite_spec(small):
+    """to_svg renders without validating (it is a third of a report's chart time), so every chart the
+    report draws is validated against the Vega-Lite schema here, each builder at least once."""
+    import pandas as pd
+
+    from perdoc.plan import curve, spread
+    from perdoc.reading.io import load_pairs
+    from perdoc.study.simulate import simulate
+    t, e = small
+    rng = np.random.default_rng(4)
+    census = perdoc.DocTable.from_arrays(n=t.n, s=t.s)
+    frame = simulate(census, k=8, reps=30, seed=1, replicates=19).to_frame()
+    S = spread(census, "micro")
+    rows = pd.DataFrame([(f"d{d}", x, y, z) for d in range(12) for x, y, z in rng.random((5, 3)) > 0.5],
+                        columns=["doc", "x", "y", "z"]).astype({"x": float, "y": float, "z": float})
+    pairs = load_pairs(rows, doc="doc", a="x", b="y")
+    built = _all(t, e) + [
+        charts.paired_differences(pairs, perdoc.compare(pairs, replicates=0)),
+        charts.planning_curve({"without the correction": curve(S, sizes=t.n)}, target=0.05, current_k=20),
+        charts.coverage_chart(frame, level=0.95),
+        charts.leaderboard_chart(perdoc.compare_many(rows, ["x", "y", "z"], doc="doc", replicates=0, seed=1)),
+    ]
+    for c in built:
+        c.chart.to_dict(validate=True)           # raises on a spec the schema refuses
+    with pytest.raises(Exception):               # and validation is on: a broken spec is refused
+        charts.interval_comparison(e).chart.properties(width="wide").to_dict(validate=True)

@@ -146,12 +146,12 @@ def test_subtitle_without_overrides_is_unchanged(tmp_path, monkeypatch):
     study = load_params(TINY)
     analysis = type("A", (), {"study": study, "input": {"file": "tiny.csv", "sha256": "ab" * 32}})()
     with pytest.raises(RuntimeError):
-        report.render(TINY, analysis, tmp_path)
+        report.render(TINY, analysis)
     assert seen["subtitle"] == (f"perdoc {__version__} report of params file tiny.yaml; data tiny.csv "
                                 f"(SHA-256 {'ab' * 6}...); declared estimand: macro mean.")
     analysis.study = load_params(TINY, overrides=["report.language=es"])
     with pytest.raises(RuntimeError):
-        report.render(TINY, analysis, tmp_path)
+        report.render(TINY, analysis)
     assert seen["subtitle"].endswith("estimando declarado: media macro; cambios respecto al archivo: "
                                      "report.language=es.")
 

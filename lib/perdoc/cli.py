@@ -200,6 +200,9 @@ def _add_report_parser(sub) -> None:
     r.add_argument("--name", metavar="NAME", default=None,
                    help="name of the report's folder under --out, overriding the params file's name key (one "
                         "params file only; default: that name)")
+    r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="print a line per step and per report section, and a bar while a simulation runs, on "
+                        "standard error (default: when standard error is a terminal)")
 
 
 def _formats():
@@ -339,6 +342,8 @@ def _converter(flag, cast, what: str):
 
 
 def main(argv=None) -> int:
+    from ._imports import skip_slow_optional
+    skip_slow_optional()   # seconds of start-up no command needs (see perdoc._imports)
     try:
         return _run(argv)
     except (PerdocError, _UsageError) as err:
@@ -1159,8 +1164,9 @@ def format_simulation(result) -> str:
 
 def _report(args) -> int:
     from .report.build import build_reports
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
     results = build_reports(args.params, args.out, language=args.language, overrides=args.overrides,
-                            name=args.name)
+                            name=args.name, progress=progress)
     failed = 0
     for params_file, ok, message in results:
         if ok:

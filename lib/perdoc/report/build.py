@@ -173,38 +173,51 @@ def _analyse_cached(path: str, stamp) -> Analysis:
     return _compute_analysis(study)
 
 
-def _compute_analysis(study: Study, shown: dict | None = None) -> Analysis:
+def _compute_analysis(study: Study, shown: dict | None = None, progress=None) -> Analysis:
     """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
-    it is a copy of, with its size and SHA-256, so the report names the user's file."""
+    it is a copy of, with its size and SHA-256, so the report names the user's file. ``progress`` (a
+    :class:`perdoc.report.kernel.Progress`) gets a line per step and the simulations' bars."""
+    def step(text):
+        if progress is not None:
+            progress.step(text)
     from ..study.run import (compare_study_systems, design_plan_study, difference_plan_study, estimate_study,
                              load_study_census_and_scores, load_study_pairs, load_study_table, simulate_study,
                              strata_experiment)
     shown = shown or {}
     with _user_paths(shown):
         table = load_study_table(study)
+        step(f"estimates and intervals ({table.K:,} documents)")
         est = estimate_study(study, table)
         comparison = None
         pairs = load_study_pairs(study)
         compare_size = est.population_size if study.design.sampling in ("srs", "census") else None
         if pairs is not None:
+            step("comparing the systems")
             from ..study.compare import compare
             iv = study.intervals
             comparison = compare(pairs, level=iv.level, population_size=compare_size,
                                  replicates=iv.replicates, seed=iv.seed)
         many = compare_study_systems(study, compare_size, first=pairs)
+        step("planning")
         difference_plan = difference_plan_study(study, table)
         # (the chunk scores a simulated take of a continuous metric needs come from the same read)
         census, chunk_scores = load_study_census_and_scores(study, table)
         simulation = pair_simulation = strata = pseudo = None
         if census is not None:
-            simulation, pair_simulation = simulate_study(study, table, census, chunk_scores)
+            bars = None if progress is None else (progress.bar("simulating the design on the census"),
+                                                  progress.bar("simulating the comparison on the census"))
+            simulation, pair_simulation = simulate_study(study, table, census, chunk_scores, progress=bars)
+            step("stratification experiment")
             strata = strata_experiment(study, census)
         elif (study.design.sampling == "srs" and est.population_size != table.K
               and not frame_leads(est, study.estimand.kind)):
             from ..study.pseudo import pseudo_check
+            step("checking the intervals on a pseudo-population of the study's documents")
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
                                   replicates=min(iv.replicates, PSEUDO_REPLICATES))
+        if study.planning.design is not None:
+            step("comparing sampling designs by simulation")
         design_plan = design_plan_study(study, table, census, chunk_scores)
     est, comparison = led(study, est, comparison, simulation, pair_simulation)
     info = _input_info(study, table, est, census, shown)
@@ -559,7 +572,7 @@ def _interruptible(func):
 
 
 def build_reports(params_files, out_dir="reports", *, language: str | None = None, overrides=None,
-                  name: str | None = None, notify=None) -> list[tuple[str, bool, str]]:
+                  name: str | None = None, notify=None, progress=False) -> list[tuple[str, bool, str]]:
     """Build one report per params file; a failure does not stop the others.
 
     Returns ``(params file, ok, message)`` per file. ``language`` (``en``, ``es``) overrides each
@@ -580,7 +593,8 @@ def build_reports(params_files, out_dir="reports", *, language: str | None = Non
     results = []
     for pf in params_files:
         try:
-            path = build_report(pf, out_dir, language=language, overrides=overrides, name=name, notify=notify)
+            path = build_report(pf, out_dir, language=language, overrides=overrides, name=name, notify=notify,
+                                progress=progress)
             results.append((str(pf), True, str(path)))
         except PerdocError as err:
             from ..redact import redact_text
@@ -590,7 +604,7 @@ def build_reports(params_files, out_dir="reports", *, language: str | None = Non
 
 @_interruptible
 def build_report(params_file, out_dir="reports", *, language: str | None = None, overrides=None,
-                 name: str | None = None, notify=None) -> Path:
+                 name: str | None = None, notify=None, progress=False) -> Path:
     """Build ``<out_dir>/<name>/report.html``, ``summary.json`` and ``documents.csv``.
 
     ``overrides`` change keys of the params file before it is validated (``{"intervals.level": 0.9}``
@@ -601,6 +615,8 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
 
     When the report replaces an earlier one whose summary.json holds different parameters,
     ``notify`` (default: print to standard error) gets one line saying so and what differed.
+    ``progress`` True prints a line per step and per report section, and a bar while a simulation
+    runs, on standard error (or on the stream given instead of True).
 
     Safety rules (README, "What perdoc writes and deletes"):
 
@@ -634,7 +650,11 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
     with _name_lock(out_dir, name, notify):
         _check_replaceable(out_dir / name)
         earlier = _earlier_params(out_dir / name)
-        _build_and_move(params_file, out_dir, name, study)
+        shown_progress = None
+        if progress:
+            from .kernel import Progress
+            shown_progress = Progress(name, None if progress is True else progress)
+        _build_and_move(params_file, out_dir, name, study, shown_progress)
     changed = _param_changes(earlier, study.to_dict()) if earlier is not None else ""
     if changed:
         (notify or _to_stderr)(f"replaced {out_dir / name} (its parameters differed: {changed}); "
@@ -660,22 +680,31 @@ def _load_for_build(params_file: Path, out_dir: Path, changes: dict, notify) -> 
         raise
 
 
-def _build_and_move(params_file: Path, out_dir: Path, name: str, study: Study) -> None:
-    """Build the report in a temporary folder and move it to ``out_dir/name``; on failure, an error page."""
+def _build_and_move(params_file: Path, out_dir: Path, name: str, study: Study, progress=None) -> None:
+    """Build the report in a temporary folder and move it to ``out_dir/name``; on failure, an error page.
+
+    The kernel starts first and does its imports while this process computes the analysis
+    (:class:`perdoc.report.kernel.EarlyKernel`)."""
+    from .kernel import EarlyKernel
     try:
         _sweep_stale(out_dir)
-        with _build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp):
+        with (_build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp),
+              EarlyKernel(notebook_dir()) as kernel):
+            if progress is not None:
+                progress.step("reading the data")
             snap_study, shown = _snapshot(study, tmp / "input")
-            analysis = _compute_analysis(snap_study, shown)
+            analysis = _compute_analysis(snap_study, shown, progress=progress)
             _freeze(params_file.resolve(), analysis)
             stage = tmp / name
             stage.mkdir()
             analysis.table.write(stage / "documents.csv")
             table_sha = _sha256_file(stage / "documents.csv")
             (stage / "summary.json").write_text(_dump_json(summary(analysis, table_sha)), encoding="utf-8")
-            html_text = render(params_file.resolve(), analysis, tmp)
+            html_text = render(params_file.resolve(), analysis, kernel=kernel, progress=progress)
             (stage / "report.html").write_text(html_text, encoding="utf-8")
             _replace_dir(stage, out_dir / name)
+        if progress is not None:
+            progress.step(f"done: {out_dir / name / 'report.html'}")
     except PerdocError as err:
         _error_page_or_note(out_dir, name, params_file, str(err))
         raise
@@ -1341,14 +1370,16 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
                 if seen_parameters:
                     continue
                 seen_parameters = True
+            cell = copy.deepcopy(cell)
+            cell.setdefault("metadata", {})["perdoc_section"] = stem   # for the progress lines only
             if stem == SUMMARY_NOTEBOOK:
-                front.append(copy.deepcopy(cell))
+                front.append(cell)
                 continue
             if cell.cell_type == "markdown" and not any(s[0] == stem for s in sections):
                 first = cell.source.lstrip().splitlines()[0] if cell.source.strip() else ""
                 if first.startswith("# "):
                     sections.append((stem, first[2:].strip()))
-            body.append(copy.deepcopy(cell))
+            body.append(cell)
     toc = "\n".join(f"{i}. [{title}](#{_anchor(title)})" for i, (_, title) in enumerate(sections, 1))
     head = (f"<h1 class=\"perdoc-title\">{markdown_literal(title)}</h1>\n\n"
             f"<p class=\"perdoc-subtitle\">{markdown_literal(subtitle)}</p>")
@@ -1356,6 +1387,8 @@ def combined_notebook(nb_dir: Path | None = None, *, title: str = "perdoc report
     combined.cells = ([nbformat.v4.new_markdown_cell(head, metadata={"tags": ["title"]})] + front
                       + [nbformat.v4.new_markdown_cell(f"## {contents}\n\n" + toc, metadata={"tags": ["toc"]})]
                       + body)
+    # section titles by notebook, for the progress lines (the metadata is dropped from the HTML)
+    combined.metadata["perdoc_sections"] = {SUMMARY_NOTEBOOK: "summary box", **dict(sections)}
     return combined
 
 
@@ -1367,9 +1400,11 @@ def markdown_literal(text) -> str:
     return "".join(c if c.isalnum() or c == " " else f"&#{ord(c)};" for c in flat)
 
 
-def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
-    """Execute the combined notebook with papermill and render it to self-contained HTML."""
-    import nbformat
+def render(params_file: Path, analysis: Analysis, *, kernel=None, progress=None) -> str:
+    """Execute the combined notebook with papermill and render it to self-contained HTML.
+
+    ``kernel`` is an :class:`perdoc.report.kernel.EarlyKernel` already started (else papermill starts
+    one); ``progress`` a :class:`perdoc.report.kernel.Progress` that gets a line per section."""
     import papermill as pm
 
     from .. import __version__
@@ -1395,17 +1430,22 @@ def render(params_file: Path, analysis: Analysis, workdir: Path) -> str:
                     f"declared estimand: {study.estimand.kind} mean"
                     + (f"; overrides: {overrides}" if overrides else "") + ".")
     nb = combined_notebook(title=study.title, subtitle=subtitle, language=study.language)
-    src = workdir / "report-input.ipynb"
-    out = workdir / "report-executed.ipynb"
-    nbformat.write(nb, src)
-    try:
-        pm.execute_notebook(str(src), str(out), parameters={"params_file": str(params_file)},
-                            kernel_name="python3", cwd=str(notebook_dir()), progress_bar=False,
-                            log_output=False, extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    from .kernel import KERNEL_ARGS
+    hooks = {}
+    if progress is not None:
+        hooks["on_cell_start"] = progress.section_hook(nb.metadata.get("perdoc_sections", {}))
+    if kernel is not None:
+        hooks["km"] = kernel.manager
+    try:   # in memory: no file of the notebook is written, before, during or after its execution
+        executed = pm.execute_notebook(nb, None, parameters={"params_file": str(params_file)},
+                                       request_save_on_cell_execute=False, kernel_name="python3",
+                                       cwd=str(notebook_dir()), progress_bar=False, log_output=False,
+                                       extra_arguments=KERNEL_ARGS, **hooks)
     except pm.PapermillExecutionError as err:
         raise ReportError(f"{params_file.name}: notebook cell {err.exec_count} failed: "
                           f"{err.ename}: {str(err.evalue).splitlines()[0] if err.evalue else ''}") from None
-    executed = nbformat.read(out, as_version=4)
+    if progress is not None:
+        progress.step("writing the HTML")
     for i, cell in enumerate(executed.cells):
         for o in cell.get("outputs", []):
             if o.get("output_type") == "error":

@@ -684,7 +684,9 @@ def to_svg(chart: Chart | alt.TopLevelMixin) -> str:
     """
     import vl_convert as vlc
 
-    spec = (chart.chart if isinstance(chart, Chart) else chart).to_json(indent=None)
+    # not validated again here: every builder's spec is validated against the schema in the tests
+    # (tests/test_charts.py), and validation is a third of a report's chart time
+    spec = (chart.chart if isinstance(chart, Chart) else chart).to_json(indent=None, validate=False)
     locale = FORMAT_LOCALES.get(get_language(), FORMAT_LOCALES["en"])
     svg = vlc.vegalite_to_svg(spec, vl_version=_vl_version(), allowed_base_urls=[], format_locale=locale)
     ids = list(dict.fromkeys(_ID_RE.findall(svg)))

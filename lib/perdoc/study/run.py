@@ -216,10 +216,12 @@ def simulation_design(study: Study, table: DocTable) -> tuple[dict | None, int]:
 
 
 def simulate_study(study: Study, table: DocTable, census: DocTable | None = None, chunk_scores=None, *,
-                   paired: bool = True):
+                   paired: bool = True, progress=None):
     """Coverage simulation of the study's design on its census: ``(single, paired or None)``;
     ``chunk_scores`` as :func:`load_study_census_and_scores` gives them with the census; ``paired``
-    False skips the paired comparison's simulation."""
+    False skips the paired comparison's simulation; ``progress``, a pair of ``progress(done, total)``
+    callbacks, follows the single and the paired simulation."""
+    bar_single, bar_pair = progress if progress is not None else (None, None)
     from .simulate import simulate, simulate_pairs
     if study.simulation is None:
         return None, None
@@ -232,7 +234,8 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
     if design is not None and design["sampling"] == "stratified":
         design = {"sampling": "stratified", "strata": {"by": census.attrs["stratum"], "k": design["k"]}}
     single = simulate(census, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level, design=design,
-                      replicates=sim.replicates, frame=getattr(study.design, "frame", None) is not None)
+                      replicates=sim.replicates, frame=getattr(study.design, "frame", None) is not None,
+                      progress=bar_single)
     pair_result = None
     if paired and study.data.compare_to is not None and (design is None):
         from ..reading.io import load_pairs
@@ -244,7 +247,7 @@ def simulate_study(study: Study, table: DocTable, census: DocTable | None = None
         else:
             pairs = load_pairs(study.census, doc=d.doc, a=d.score, b=d.compare_to, **_census_options(d))
         pair_result = simulate_pairs(pairs, k=k, reps=sim.reps, seed=sim.seed, level=study.intervals.level,
-                                     replicates=sim.replicates)
+                                     replicates=sim.replicates, progress=bar_pair)
     return single, pair_result
 
 
