@@ -6,6 +6,7 @@
 #   BENCH_RUNS=5      timed runs of each side in benchmark 1 (alternating; at least 3)
 #   BENCH_STRICT=1    exit 1 when a target fails (default: exit 1 only when a benchmark breaks)
 #   BENCH_LARGE=1     also benchmark 1 at 10^8 rows (target 1.1x)
+#   BENCH_REPORT_RUNS=1  rounds of benchmark 7 (each bundled report against an empty notebook)
 #
 # Other processes on the machine distort the timings: run it on an otherwise idle machine.
 set -uo pipefail
@@ -37,6 +38,8 @@ step python benchmarks/profile_load.py --variant int
 step python benchmarks/bench_cr2.py
 step python benchmarks/bench_bootstrap.py --runs 1
 step python benchmarks/bench_simulate.py --runs 1
+# a report of each bundled params file against an empty notebook (about 5 minutes a round)
+step python benchmarks/bench_report.py --runs "${BENCH_REPORT_RUNS:-1}"
 # --engine spark against --engine duckdb on benchmark 1's file (needs perdoc[spark] and Java)
 if python -c "import pyspark, ibis" 2>/dev/null && command -v java >/dev/null; then
     step python benchmarks/bench_engines.py --runs 2
