@@ -378,8 +378,9 @@ def spark_connect_url(tmp_path_factory):
     env = {**os.environ, "SPARK_CONNECT_AUTHENTICATE_TOKEN": token}
     env.pop("SPARK_REMOTE", None)
     with open(log, "wb") as out:
+        # its own process group: the server's JVM is a child of it, and goes with it at the end
         server = subprocess.Popen([sys.executable, "-c", SPARK_CONNECT_SERVER, str(port)], stdin=subprocess.PIPE,
-                                  stdout=out, stderr=subprocess.STDOUT, env=env)
+                                  stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + 180
         while True:
@@ -400,11 +401,17 @@ def spark_connect_url(tmp_path_factory):
             time.sleep(1)
         yield url
     finally:
+        import signal
         server.stdin.close()
         try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:   # a local Connect server does not stop by itself: end its group
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
 
 
 def test_spark_connect_estimate_equals_duckdb(spark_connect_url, files):
