@@ -142,14 +142,24 @@ def test_missing_estimand_refuses(tmp_path, capsys):
     assert "no estimand declared" in capsys.readouterr().err
 
 
+@pytest.fixture(scope="module")
+def kernel():
+    """One kernel for the standalone runs: each notebook starts with the namespace emptied (%reset), so
+    it can use no name another notebook defined; imports and the analysis cache are kept, which is
+    what a reader running the notebooks one after another in one Jupyter session has too."""
+    from perdoc.report.kernel import EarlyKernel
+    with EarlyKernel(notebook_dir()) as k:
+        yield k
+
+
 @pytest.mark.parametrize("params", [EXAMPLE, TINY], ids=["example", "tiny"])
 @pytest.mark.parametrize("stem", NOTEBOOKS)
-def test_each_notebook_executes_standalone(tmp_path, stem, params):
-    out = tmp_path / f"{stem}.ipynb"
-    pm.execute_notebook(str(notebook_dir() / f"{stem}.ipynb"), str(out),
-                        parameters={"params_file": str(params)}, kernel_name="python3",
-                        cwd=str(notebook_dir()), progress_bar=False)
-    nb = nbformat.read(out, as_version=4)
+def test_each_notebook_executes_standalone(kernel, stem, params):
+    nb = nbformat.read(notebook_dir() / f"{stem}.ipynb", as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))
+    nb = pm.execute_notebook(nb, None, parameters={"params_file": str(params)}, kernel_name="python3",
+                             cwd=str(notebook_dir()), progress_bar=False, km=kernel.manager)
+    assert nb.cells[0].source == "%reset -f" and len(nb.cells) > 3
     for cell in nb.cells:
         for o in cell.get("outputs", []):
             assert o.get("output_type") != "error"
