@@ -13,7 +13,6 @@ tables:
 Most tests call the box's functions on the example's analysis; one module fixture renders the example
 in English and Spanish for the chart/table check."""
 
-import ast
 import html
 import json
 import math
@@ -360,8 +359,8 @@ def test_rendered_box_has_plain_words_technical_names_and_symbols(rendered, lang
 
 # ------------------------------------------------------------------ 5. one Spanish notation
 def _report_spanish_texts():
-    """The Spanish texts of the report: Markdown cells tagged lang-es and the Spanish side of L() in the
-    report notebooks, and the Spanish catalog's texts (the teaching notebooks' keys aside)."""
+    """The Spanish texts of the report: Markdown cells tagged lang-es in the report notebooks, and the
+    Spanish catalog's texts (the teaching notebooks' keys aside), where the notebooks' code cells keep theirs."""
     from babel.messages.pofile import read_po
     out = []
     for path in sorted((ROOT / "notebooks").glob("0*.ipynb")):
@@ -369,12 +368,6 @@ def _report_spanish_texts():
             src = "".join(c["source"])
             if c["cell_type"] == "markdown" and "lang-es" in c.get("metadata", {}).get("tags", []):
                 out.append((path.name, src))
-            elif c["cell_type"] == "code":
-                for node in ast.walk(ast.parse(src)):
-                    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "L" and len(node.args) == 2:
-                        es = node.args[1]
-                        out += [(path.name, n.value) for n in ast.walk(es)
-                                if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     with open(ROOT / "lib" / "perdoc" / "locale" / "es" / "LC_MESSAGES" / "perdoc.po", "rb") as f:
         for m in read_po(f, locale="es"):
             if m.id and isinstance(m.string, str) and not m.id.startswith("teach."):

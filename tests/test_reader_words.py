@@ -61,8 +61,20 @@ def translated_strings(code: str, names=("L", "T")) -> list[str]:
     return out
 
 
-def report_code_strings() -> list[tuple[str, str]]:
+def catalog_texts() -> list[tuple[str, str]]:
+    """The texts of both message catalogs, where the report's sentences are (the teaching notebooks'
+    keys aside)."""
+    from babel.messages.pofile import read_po
     found = []
+    for lang in ("en", "es"):
+        with open(ROOT / "lib" / "perdoc" / "locale" / lang / "LC_MESSAGES" / "perdoc.po", "rb") as f:
+            found += [(m.id, m.string) for m in read_po(f, locale=lang)
+                      if m.id and isinstance(m.string, str) and not m.id.startswith("teach.")]
+    return found
+
+
+def report_code_strings() -> list[tuple[str, str]]:
+    found = catalog_texts()
     for path in REPORT_NOTEBOOKS:
         for c in cells(path):
             if c["cell_type"] == "code":
@@ -206,8 +218,9 @@ def test_recommendation_reason_says_amplitud_media(n_ok):
 def test_mean_width_headers_say_amplitud_media():
     seen = 0
     for path in REPORT_NOTEBOOKS:
-        for c in cells(path):
-            if c["cell_type"] == "code" and '"mean_width": L(' in source(c):
-                assert '"mean_width": L("mean width", "amplitud media")' in source(c), path.name
-                seen += 1
+        code = "\n".join(source(c) for c in cells(path) if c["cell_type"] == "code")
+        for key in re.findall(r'"mean_width": tr\("([^"]+)"\)', code):
+            assert (i18n.translate("en", key), i18n.translate("es", key)) == ("mean width", "amplitud media"), \
+                (path.name, key)
+            seen += 1
     assert seen >= 2    # sections 03 and 04

@@ -115,20 +115,29 @@ def test_committed_without_outputs(path):
     assert "widgets" not in nb.metadata  # no saved widget state either
 
 
+from perdoc.report.kernel import KERNEL_ARGS  # noqa: E402
+
+
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
     """Every notebook of the path, in both languages, run top to bottom by papermill: a fresh kernel
-    each, cwd = the notebook's folder, small parameters."""
+    each, cwd = the notebook's folder, small parameters. The lab's widgets cell is left out: a
+    headless run moves no slider, and nbclient, which stands in for the browser's widget manager,
+    now and then never sees the end of a cell whose Output widget captures a display, so the run
+    waited forever; the cell only wires sliders to perdoc.teach.coverage_lab and show_lab, which
+    run in the cell before it and are tested directly below."""
     out = tmp_path_factory.mktemp("teach")
     done = {}
     for path in NOTEBOOKS:
         nb = read(path)
+        nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and "ipywidgets" in c.source)]
         params = {k: v for k, v in FAST.items() if k in parameter_names(nb)}
         target = out / key(path).replace("/", "_")
-        pm.execute_notebook(str(path), str(target) + ".ipynb", parameters=params, kernel_name="python3",
-                            cwd=str(path.parent), progress_bar=False, execution_timeout=900,
-                            start_timeout=300)   # a kernel that never answers fails the test, not the run
-        done[key(path)] = read(str(target) + ".ipynb")
+        executed_nb = pm.execute_notebook(nb, str(target) + ".ipynb", parameters=params, kernel_name="python3",
+                                          cwd=str(path.parent), progress_bar=False, execution_timeout=900,
+                                          start_timeout=300,   # a kernel that never answers fails the test
+                                          extra_arguments=KERNEL_ARGS)   # the report kernel's start-up
+        done[key(path)] = executed_nb
     return done
 
 
@@ -156,12 +165,13 @@ def test_by_hand_notebooks_compare_with_perdoc(paths):
 def test_lab_notebook_shows_a_result_without_widgets(executed, lang):
     """A static render reads well: a plain cell runs the lab with the default values and shows the chart
     (static SVG) and the table; the widgets cell only wires controls to perdoc.teach."""
-    nb = executed[LAB[lang]]
-    code = code_cells(nb)
-    widget_cells = [c for c in code if "ipywidgets" in c.source]
+    source = code_cells(read(next(p for p in NOTEBOOKS if key(p) == LAB[lang])))
+    widget_cells = [c for c in source if "ipywidgets" in c.source]
     assert len(widget_cells) == 1 and "teach.coverage_lab(" in widget_cells[0].source
-    first_lab = next(c for c in code if "teach.show_lab(" in c.source and "ipywidgets" not in c.source)
-    assert code.index(first_lab) < code.index(widget_cells[0])
+    first = next(i for i, c in enumerate(source) if "teach.show_lab(" in c.source and "ipywidgets" not in c.source)
+    assert first < source.index(widget_cells[0])
+    code = code_cells(executed[LAB[lang]])
+    first_lab = next(c for c in code if c.source == source[first].source)
     shown = outputs_text(first_lab)
     assert "<svg" in shown and "micro.wald_iid" in shown and "micro.logit_cr2" in shown
     assert "def " not in "\n".join(c.source for c in code if c is not widget_cells[0])

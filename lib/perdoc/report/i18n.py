@@ -8,9 +8,10 @@ These pieces carry it:
 * :func:`tr`: the text of a message in the current language, found by a stable key and filled with
   named arguments (``tr("box.sample_text", K="20", N="1,234", design=...)``); :func:`translate`
   does the same for a language given explicitly. The texts live in gettext message catalogs under
-  ``perdoc/locale``: ``perdoc.pot`` lists every key (extracted from the code by Babel: ``tr`` and
-  ``translate`` calls, and ``N_`` marks for keys kept in tables), ``en/LC_MESSAGES/perdoc.po`` holds
-  the English text of each key and ``es/LC_MESSAGES/perdoc.po`` the Spanish one. ``make catalogs``
+  ``perdoc/locale``: ``perdoc.pot`` lists every key (extracted by Babel from the library's code and
+  the report notebooks' code cells: ``tr`` and ``translate`` calls, and ``N_`` marks for keys kept
+  in tables), ``en/LC_MESSAGES/perdoc.po`` holds the English text of each key and
+  ``es/LC_MESSAGES/perdoc.po`` the Spanish one. ``make catalogs``
   extracts the keys, updates both ``.po`` files and compiles them to the ``perdoc.mo`` files read
   here with the standard library's :mod:`gettext` (so Babel is not needed to read them). A text is
   a :meth:`str.format` template with named placeholders (``{K}``, ``{level}``, ``{cov:.3f}``); the
@@ -21,9 +22,6 @@ These pieces carry it:
 * :func:`message_text`: a sentence of the library itself (why an interval is missing, a note, a
   recommendation: a :class:`perdoc.messages.Message`, English text with a stable code and arguments) in
   the report's language, found by its code, never by its English words;
-* :func:`L`: a sentence written side by side in both languages (``L("Estimate", "Estimación")``),
-  which some report notebooks' code cells (intervals, comparison, planning) still use; the others use
-  :func:`tr`, and ``make catalogs`` extracts their keys from the notebooks' code cells too;
 * :func:`num`, :func:`pct`, :func:`integer`: numbers formatted for the reader through Babel's
   locale data: ``0.1234`` / ``12,345`` / ``95.0%`` in English, ``0,1234`` / ``12 345`` (a narrow
   no-break space between groups of three) / ``95,0 %`` in Spanish.
@@ -47,7 +45,7 @@ from ..study.params import LANGUAGES  # declared where the params key report.lan
 
 __all__ = ["LANGUAGES", "set_language", "get_language", "tr", "translate", "N_", "catalog", "MissingMessage",
            "message_text", "UnknownMessage",
-           "LOCALE_DIR", "DOMAIN", "L", "num", "pct", "integer", "keep_cell",
+           "LOCALE_DIR", "DOMAIN", "num", "pct", "integer", "keep_cell",
            "language_tag", "check_language", "interval", "numbers_in", "signed", "finite_number"]
 
 _BABEL_LOCALE = {"en": "en_US", "es": "es_ES"}
@@ -171,12 +169,6 @@ def message_text(message, lang: str | None = None) -> str:
         raise UnknownMessage(f"the English text of message {message.code!r} in the catalogs, {english!r}, is not "
                              f"the library's, {str(message)!r}: update the .po files")
     return english if (lang or _current) == "en" else _filled(message, lang or _current)
-
-
-def L(en: str, es: str) -> str:
-    """``en`` or ``es``, whichever is the current language: sentences written side by side, as the
-    report notebooks' code cells write them (the library's own text uses :func:`tr`)."""
-    return es if _current == "es" else en
 
 
 def extract_notebook(fileobj, keywords, comment_tags, options):
