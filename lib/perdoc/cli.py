@@ -645,7 +645,7 @@ def _many_pair(args, a: str, b: str, flag_a: str, flag_b: str, trec: bool):
 def _compare_pairs(args, pairs, exclusions: bool = True) -> int:
     """Compare an already loaded pair table and print it; with ``exclusions`` (the adapters' route) the
     JSON's input also lists the rows left out."""
-    from .study.compare import compare
+    from .study.compare import compare, verdict
     result = compare(pairs, level=args.level, population_size=_population_size(args), replicates=args.replicates,
                      seed=args.seed)
     headlines = comparison_headlines(result)
@@ -655,7 +655,7 @@ def _compare_pairs(args, pairs, exclusions: bool = True) -> int:
             out["headline"] = headlines["micro"].to_dict()
             out["headlines"] = {kind: h.to_dict() for kind, h in headlines.items()}
             for kind, h in headlines.items():
-                out["headlines"][kind]["verdict"] = comparison_verdict(h.interval)
+                out["headlines"][kind]["verdict"] = verdict(h.interval)
             out["headline"]["verdict"] = out["headlines"]["micro"]["verdict"]
         out["input"] = dict(pairs.source)
         if exclusions:
@@ -673,12 +673,6 @@ def comparison_headlines(result) -> dict:
     if not result.paired or result.difference is None:
         return {}
     return {kind: lead(result.difference, kind, difference=True) for kind in ("micro", "macro")}
-
-
-def comparison_verdict(iv) -> str:
-    """``a_higher``, ``b_higher``, ``includes_zero`` or ``no_interval``: what an interval of A - B says."""
-    from .study.compare import verdict
-    return verdict(iv)
 
 
 #: Why a difference's row is left out of the table: the method does not apply to a difference.
@@ -788,21 +782,13 @@ def _fmt_num(x) -> str:
 def _comparison_answer(headlines: dict, a: str, b: str, level: float) -> list[str]:
     """The answer first: for each estimand, the difference's leading interval, the verdict in words
     (as the report's summary box words it) and what chose the interval."""
+    from .study.compare import verdict
     words = {"a_higher": f"the interval lies above 0: {a} scores higher than {b} on the population",
              "b_higher": f"the interval lies below 0: {b} scores higher than {a} on the population",
              "includes_zero": "the interval includes 0: these documents do not show which system is better",
              "no_interval": "no interval, so neither system can be called better"}
-    out = []
-    for kind, h in headlines.items():
-        iv = h.interval
-        ci = (f"{level:.0%} interval [{_bound(iv.ci.low, '+')}, {_bound(iv.ci.high, '+')}]" if iv.ci is not None
-              else f"no interval: {iv.reason}")
-        est = "" if iv.estimate is None else f"{iv.estimate:+.4g}, "
-        out.append(f"answer, {kind} difference {a} - {b}: {est}{ci}" + ("  (approximate)" if h.approximate else ""))
-        out.append(f"  verdict: {words[comparison_verdict(iv)]}")
-        out.append(f"  by {iv.method}: {iv.label}")
-        out.append(f"  why this interval: {headline_reason(h)}")
-    return out + ([""] if out else [])
+    return _answer_lines(headlines, level, {kind: f"{kind} difference {a} - {b}" for kind in headlines}, sign="+",
+                         verdict=lambda iv: words[verdict(iv)])
 
 
 def _bound(x, sign: str = "") -> str:
@@ -1260,13 +1246,22 @@ def headline_lines(headlines: dict, level: float) -> list[str]:
     """The answer first, in words: for each estimand, the leading interval (:func:`perdoc.policy.lead`)
     and what chose it -- the same interval and reason a report of the same inputs leads with."""
     names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
+    return _answer_lines(headlines, level, {kind: names.get(kind, kind) for kind in headlines})
+
+
+def _answer_lines(headlines: dict, level: float, subjects: dict, *, sign: str = "", verdict=None) -> list[str]:
+    """Per estimand: ``answer, <subject>: <estimate>, <interval>`` (approximate when it is), then the
+    verdict in words when ``verdict`` (a function of the interval) is given, the method and what chose
+    it; a blank line after the block. One wording for ``estimate`` and ``compare``."""
     out = []
     for kind, h in headlines.items():
         iv = h.interval
-        est = "" if iv.estimate is None else f"{iv.estimate:.4g}, "
-        ci = (f"{level:.0%} interval [{_bound(iv.ci.low)}, {_bound(iv.ci.high)}]" if iv.ci is not None
+        est = "" if iv.estimate is None else f"{iv.estimate:{sign}.4g}, "
+        ci = (f"{level:.0%} interval [{_bound(iv.ci.low, sign)}, {_bound(iv.ci.high, sign)}]" if iv.ci is not None
               else f"no interval: {iv.reason}")
-        out.append(f"answer, {names.get(kind, kind)}: {est}{ci}" + ("  (approximate)" if h.approximate else ""))
+        out.append(f"answer, {subjects[kind]}: {est}{ci}" + ("  (approximate)" if h.approximate else ""))
+        if verdict is not None:
+            out.append(f"  verdict: {verdict(iv)}")
         out.append(f"  by {iv.method}: {iv.label}")
         out.append(f"  why this interval: {headline_reason(h)}")
     return out + ([""] if out else [])
