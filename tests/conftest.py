@@ -29,6 +29,23 @@ def table():
     return make_table()
 
 
+@pytest.fixture
+def english_after():
+    """The report's language back to English after a test that changes it."""
+    yield
+    from perdoc.report import i18n
+    i18n.set_language("en")
+
+
+@pytest.fixture(scope="module")
+def example():
+    """The analysis of params/example.yaml (its simulations come from the run's store)."""
+    from pathlib import Path
+
+    from perdoc.report import analyse
+    return analyse(Path(__file__).resolve().parents[1] / "params" / "example.yaml")
+
+
 def pytest_configure(config):
     """One store of simulation results for the whole run (perdoc.study.memo), shared by the parallel
     workers (they inherit the environment): the example's census simulation, which a dozen tests

@@ -27,7 +27,7 @@ from perdoc import i18n
 from perdoc.params import load_params
 from perdoc.report import charts
 from perdoc.report._spanish import METHOD_KEYS
-from perdoc.report.build import analyse, build_report
+from perdoc.report.build import build_report
 from perdoc.report.i18n import translate
 from perdoc.report.notebook import (FPC_NEGLIGIBLE, PLAIN_METHOD, box_symbols, fpc_effect, method_label,
                                     plain_method, summary_box, summary_facts, widening_needed)
@@ -100,15 +100,7 @@ def cells(markup: str) -> _Cells:
     return p
 
 
-@pytest.fixture(autouse=True)
-def english_after():
-    yield
-    i18n.set_language("en")
-
-
-@pytest.fixture(scope="module")
-def example():
-    return analyse(EXAMPLE)
+pytestmark = pytest.mark.usefixtures("english_after")   # both fixtures: tests/conftest.py
 
 
 def in_language(a, lang):

@@ -62,15 +62,7 @@ def parse(markup: str) -> _Box:
     return p
 
 
-@pytest.fixture(autouse=True)
-def english_after():
-    yield
-    i18n.set_language("en")
-
-
-@pytest.fixture(scope="module")
-def example():
-    return analyse(EXAMPLE)
+pytestmark = pytest.mark.usefixtures("english_after")   # both fixtures: tests/conftest.py
 
 
 def test_example_box_states_the_headline(example):
