@@ -30,6 +30,14 @@ def table():
 
 
 @pytest.fixture
+def fast_render(monkeypatch):
+    """Builds whose notebooks are not what the test is about: the render step returns at once
+    (everything else of a build, its files, locks, error pages and moves, runs as it is)."""
+    import perdoc.report.build as rep
+    monkeypatch.setattr(rep, "render", lambda params_file, analysis, **kw: "<html>fast</html>")
+
+
+@pytest.fixture
 def english_after():
     """The report's language back to English after a test that changes it."""
     yield

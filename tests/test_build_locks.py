@@ -363,13 +363,13 @@ def test_sigterm_mid_build_removes_the_temporary_folder(tmp_path):
     deadline = time.time() + 120
     building = []
     while time.time() < deadline and proc.poll() is None:
+        # the kernel has started (its connection file) and the input is copied: both in the build folder
         building = [p for p in out.glob(f"{TMP_PREFIX}*") if (p / "runtime").exists()
-                    and any((p / "runtime").iterdir())]
+                    and any((p / "runtime").iterdir()) and (p / "input").exists()]
         if building:
             break
         time.sleep(0.05)
-    assert building, "the build never reached its kernel"
-    assert (building[0] / "input").exists()         # the copy of the input is in there
+    assert building, "the build never reached its kernel and its copy of the input"
     os.kill(proc.pid, signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM

@@ -182,6 +182,7 @@ def test_unreadable_params_writes_no_folder_and_keeps_user_files(tmp_path, capsy
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("fast_render")   # about files and folders, not the notebooks
 def test_foreign_folder_under_the_name_is_refused_untouched(tmp_path, capsys):
     params = _tiny_params(tmp_path)
     other = _tiny_params(tmp_path, name="other")
@@ -197,6 +198,7 @@ def test_foreign_folder_under_the_name_is_refused_untouched(tmp_path, capsys):
     assert (out / "other" / "summary.json").exists()          # the rest of the batch still renders
 
 
+@pytest.mark.usefixtures("fast_render")   # about files and folders, not the notebooks
 def test_schema_failure_replaces_the_stale_report_of_its_name(tmp_path, capsys):
     params = _tiny_params(tmp_path, name="study")
     out = tmp_path / "reports"
@@ -219,6 +221,7 @@ def test_schema_failure_replaces_the_stale_report_of_its_name(tmp_path, capsys):
     assert (out / "study" / "summary.json").exists() and not (out / "study" / "error.txt").exists()
 
 
+@pytest.mark.usefixtures("fast_render")   # about files and folders, not the notebooks
 def test_dotted_params_names_do_not_crash_the_batch(tmp_path, capsys):
     good = _tiny_params(tmp_path, name="good")
     out = tmp_path / "reports"
@@ -349,7 +352,7 @@ def test_sweep_removes_only_perdoc_temporaries_of_dead_builds(tmp_path):
     assert alive.exists() and unmarked.exists() and foreign_old.exists() and user.exists()
 
 
-def test_killed_build_is_swept_by_the_next(tmp_path):
+def test_killed_build_is_swept_by_the_next(tmp_path, monkeypatch):
     params = _tiny_params(tmp_path)
     out = tmp_path / "out"
     tmp = tmp_path / "tmp"           # the process's own temporary folder: must stay clean
@@ -372,5 +375,7 @@ def test_killed_build_is_swept_by_the_next(tmp_path):
     time.sleep(1.0)
     assert [p for p in out.glob(f"{TMP_PREFIX}*")], "nothing left behind to sweep"
     assert list(tmp.iterdir()) == []            # the kernel's connection file lived in the build folder
+    import perdoc.report.build as rep            # the next build (in this process) need not run the notebooks
+    monkeypatch.setattr(rep, "render", lambda params_file, analysis, **kw: "<html>fast</html>")
     assert main(["report", str(params), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["tiny"]

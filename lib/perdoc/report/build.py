@@ -1456,12 +1456,20 @@ def render(params_file: Path, analysis: Analysis, *, kernel=None, progress=None)
 
 def to_html(nb, *, title: str) -> str:
     """Render an executed notebook without code, deterministically and with nothing from the network."""
-    from nbconvert import HTMLExporter
     nb = _normalise(nb)
-    exporter = HTMLExporter(template_name="perdoc_report", extra_template_basedirs=[str(TEMPLATE_DIR)],
-                            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    with _EXPORTER_LOCK:   # one exporter per process: its templates are compiled once (half a second)
+        body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
     return body
+
+
+_EXPORTER_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _exporter():
+    from nbconvert import HTMLExporter
+    return HTMLExporter(template_name="perdoc_report", extra_template_basedirs=[str(TEMPLATE_DIR)],
+                        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
 
 
 def _normalise(nb):
