@@ -31,11 +31,11 @@ endif
 report: setup
 	$(BIN)/perdoc report params/*.yaml --out reports
 
-# JOBS parallel workers (pytest-xdist; JOBS=auto: one per core, each test file on one worker, so a
-# file's rendered reports are made once). The default, 0, runs everything in this process: a parallel
-# run once stalled on a notebook kernel that never answered, so parallel runs stay opt-in until that
-# is understood.
-JOBS ?= 0
+# JOBS parallel workers (pytest-xdist; auto: one per core, each test file on one worker, so a file's
+# rendered reports are made once; the workers share one store of simulation results). JOBS=0 runs
+# everything in this process. (A run that once waited forever on a notebook kernel was the teaching
+# lab's widgets cell under nbclient, in one process as in several; the headless run leaves it out.)
+JOBS ?= auto
 test: setup
 	$(PY) -m pytest -q -m "not slow" -n $(JOBS) --dist loadfile
 
