@@ -102,14 +102,46 @@ def memoized(fn):
             return fn(*args, **kwargs)
         path = Path(folder) / f"{key}.pickle"
         if path.exists():
-            with open(path, "rb") as f:
-                return pickle.load(f)
-        result = fn(*args, **kwargs)
+            return _load(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        with _key_lock(path.with_name(f"{key}.lock")):
+            if path.exists():      # another process computed it while this one waited
+                return _load(path)
+            result = fn(*args, **kwargs)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            with open(tmp, "wb") as f:
+                pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
         return result
 
     return wrapper
+
+
+def _load(path: Path):
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+class _key_lock:
+    """One computation of a key at a time across processes (an advisory lock on a file beside the
+    result; released when the holder ends, however it ends): parallel test workers that need the same
+    simulation compute it once, the others wait and read it. Where ``fcntl`` is missing, no lock."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:
+            return self
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)   # closing releases the lock
+            self.fd = None
+        return False
