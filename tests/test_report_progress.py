@@ -119,3 +119,20 @@ def test_early_kernel_is_shut_down_whatever_happens():
         pid = kernel.manager.provisioner.pid
         raise RuntimeError("the analysis failed")
     assert not _alive(pid)
+
+
+@pytest.mark.usefixtures("fast_render")   # the analysis's lines are the point here, not the notebooks'
+def test_the_pseudo_population_check_has_a_bar_too(tmp_path):
+    """Without a census, the check on a pseudo-population of the study's documents (a simulation of
+    1,000 samples) shows a bar like the census simulations."""
+    import contextlib
+    params = _write_study(tmp_path)
+    params.write_text(params.read_text().replace("census: {path: census.csv}\n", "")
+                      .replace("simulation: {reps: 40, seed: 1, replicates: 19}\n", ""))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["report", str(params), "--out", str(tmp_path / "out"), "--progress"]) == 0
+    bars = [ln.split("] ", 1)[1] for ln in err.getvalue().splitlines()
+            if "checking the intervals on a pseudo-population" in ln]
+    assert bars and bars[-1].endswith("[" + "#" * 30 + "] 1,000/1,000"), bars
+    assert not any("simulating the design on the census" in ln for ln in err.getvalue().splitlines())

@@ -212,10 +212,11 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
         elif (study.design.sampling == "srs" and est.population_size != table.K
               and not frame_leads(est, study.estimand.kind)):
             from ..study.pseudo import pseudo_check
-            step("checking the intervals on a pseudo-population of the study's documents")
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
-                                  replicates=min(iv.replicates, PSEUDO_REPLICATES))
+                                  replicates=min(iv.replicates, PSEUDO_REPLICATES),
+                                  progress=None if progress is None else progress.bar(
+                                      "checking the intervals on a pseudo-population of the study's documents"))
         if study.planning.design is not None:
             step("comparing sampling designs by simulation")
         design_plan = design_plan_study(study, table, census, chunk_scores)

@@ -52,13 +52,14 @@ def pseudo_population(table: DocTable, population_size: int | None = None, *, se
 
 
 def pseudo_check(table: DocTable, *, population_size: int | None, level: float, seed: int,
-                 reps: int = 1000, replicates: int = 199):
+                 reps: int = 1000, replicates: int = 199, progress=None):
     """Coverage of every method on samples of K documents from the pseudo-population of ``table``
     (a :class:`perdoc.simulate.SimulationResult`), or None when it cannot say anything: every
-    document at the same rate, or more than :data:`PSEUDO_MAX_K` documents."""
+    document at the same rate, or more than :data:`PSEUDO_MAX_K` documents. ``progress``, a
+    ``progress(done, total)`` callback, follows the simulation."""
     from .simulate import simulate
     r = table.rate
     if table.K > PSEUDO_MAX_K or table.K < 3 or bool(np.all(r == r[0])):
         return None
     pop = pseudo_population(table, population_size, seed=seed)
-    return simulate(pop, k=table.K, reps=reps, seed=seed, level=level, replicates=replicates)
+    return simulate(pop, k=table.K, reps=reps, seed=seed, level=level, replicates=replicates, progress=progress)
