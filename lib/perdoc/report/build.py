@@ -180,6 +180,7 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
     def step(text):
         if progress is not None:
             progress.step(text)
+    from ..study.policy import mark_comparison_leads, mark_leads
     from ..study.run import (compare_study_systems, design_plan_study, difference_plan_study, estimate_study,
                              load_study_census_and_scores, load_study_pairs, load_study_table, simulate_study,
                              strata_experiment)
@@ -220,26 +221,14 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
         if study.planning.design is not None:
             step("comparing sampling designs by simulation")
         design_plan = design_plan_study(study, table, census, chunk_scores)
-    est, comparison = led(study, est, comparison, simulation, pair_simulation)
+    # every table marks the interval each headline uses (the CLI marks its tables the same way)
+    est = mark_leads(est, simulation)
+    comparison = mark_comparison_leads(comparison, pair_simulation)
     info = _input_info(study, table, est, census, shown)
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
                     pseudo_simulation=pseudo, design_plan=design_plan, comparison_many=many,
                     difference_plan=difference_plan)
-
-
-def led(study: Study, est: Estimates, comparison, simulation=None, pair_simulation=None):
-    """``(est, comparison)`` with the role ``primary`` on the interval :func:`perdoc.policy.lead`
-    chooses for each estimand (and for the paired difference's), so that every table of the report
-    marks the headline's method and no table names a primary the simulation beside it did not
-    recommend. The CLI marks its tables with the same function (:func:`perdoc.policy.mark_leads`)."""
-    from dataclasses import replace
-    from ..study.policy import mark_leads
-    est = mark_leads(est, simulation)
-    if comparison is not None and comparison.paired and comparison.difference is not None:
-        comparison = replace(comparison, difference=mark_leads(comparison.difference, pair_simulation,
-                                                               difference=True))
-    return est, comparison
 
 
 def _file_facts(p: Path, shown: dict) -> dict:

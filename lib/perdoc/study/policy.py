@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from ..messages import Message
 
-__all__ = ["default_method", "default_interval", "with_lead", "mark_leads", "FRAME_MIN_K", "Headline",
+__all__ = ["default_method", "default_interval", "with_lead", "mark_leads", "mark_comparison_leads", "FRAME_MIN_K", "Headline",
            "choose_headline", "lead", "NOT_CHECKED"]
 
 #: Methods shown only to warn (chunks treated as independent): they never lead.
@@ -231,6 +231,15 @@ def mark_leads(estimates, simulation=None, *, difference: bool = False):
         if iv is not None:
             methods[iv.estimand] = iv.method
     return with_lead(estimates, methods)
+
+
+def mark_comparison_leads(comparison, simulation=None):
+    """A paired ``comparison`` with its difference's tables marked by :func:`mark_leads` (from the
+    paired simulation when there is one); an unpaired one, or None, as it is."""
+    from dataclasses import replace
+    if comparison is None or not comparison.paired or comparison.difference is None:
+        return comparison
+    return replace(comparison, difference=mark_leads(comparison.difference, simulation, difference=True))
 
 
 def with_lead(estimates, methods: dict):
