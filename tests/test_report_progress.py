@@ -11,7 +11,8 @@ import pytest
 
 from perdoc.cli import main
 from perdoc.report.build import notebook_dir
-from perdoc.report.kernel import EarlyKernel, Progress
+from perdoc.progress import Progress
+from perdoc.report.kernel import EarlyKernel
 
 
 def _write_study(folder: Path) -> Path:

@@ -22,6 +22,7 @@ from perdoc.checklist import METHOD_SOURCE
 from perdoc.methods import micro
 from perdoc.simulate import simulate
 from perdoc.study.plan import plan_k
+from perdoc.report.kernel import KERNEL_ARGS
 
 TEACH = Path(__file__).resolve().parents[1] / "notebooks" / "teach"
 NOTEBOOKS_EN = sorted(TEACH.glob("*.ipynb"))
@@ -113,9 +114,6 @@ def test_committed_without_outputs(path):
             assert not c.outputs and c.execution_count is None, (path.name, c.source[:60])
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
     assert "widgets" not in nb.metadata  # no saved widget state either
-
-
-from perdoc.report.kernel import KERNEL_ARGS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1056,7 +1056,9 @@ def _simulate(args) -> int:
     if args.design is not None:
         from .cli_sample import run_simulate_design
         return run_simulate_design(args, _print_text)
-    progress = _progress_bar() if sys.stderr.isatty() else None
+    from .progress import NO_PROGRESS, Progress
+    shown = Progress("simulate") if sys.stderr.isatty() else NO_PROGRESS
+    progress = shown.bar("simulating")
     if args.params is not None:
         from pathlib import Path
 
@@ -1113,22 +1115,12 @@ def _simulate(args) -> int:
         frame = bool(args.frame or (args.params is not None and getattr(study.design, "frame", None) is not None))
         result = simulate(census, k=k, reps=reps, seed=seed, level=level, design=design, replicates=replicates,
                           progress=progress, frame=frame and (design is None or design["sampling"] == "srs"))
-    if progress is not None:
-        print(file=sys.stderr)
+    shown.close()
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         _print_text(format_simulation(result))
     return 0
-
-
-def _progress_bar():
-    def draw(done, total):
-        width = 30
-        filled = int(width * done / max(total, 1))
-        print(f"\rsimulating [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}", end="",
-              file=sys.stderr, flush=True)
-    return draw
 
 
 def format_simulation(result) -> str:

@@ -176,15 +176,15 @@ def _analyse_cached(path: str, stamp) -> Analysis:
 def _compute_analysis(study: Study, shown: dict | None = None, progress=None) -> Analysis:
     """Every estimate of ``study``. ``shown`` maps a data path actually read (a snapshot) to the file
     it is a copy of, with its size and SHA-256, so the report names the user's file. ``progress`` (a
-    :class:`perdoc.report.kernel.Progress`) gets a line per step and the simulations' bars."""
-    def step(text):
-        if progress is not None:
-            progress.step(text)
+    :class:`perdoc.progress.Progress`) gets a line per step and the simulations' bars."""
+    from ..progress import NO_PROGRESS
     from ..study.policy import mark_comparison_leads, mark_leads
     from ..study.run import (compare_study_systems, design_plan_study, difference_plan_study, estimate_study,
                              load_study_census_and_scores, load_study_pairs, load_study_table, simulate_study,
                              strata_experiment)
     shown = shown or {}
+    progress = progress or NO_PROGRESS
+    step = progress.step
     with _user_paths(shown):
         table = load_study_table(study)
         step(f"estimates and intervals ({table.K:,} documents)")
@@ -205,8 +205,8 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
         census, chunk_scores = load_study_census_and_scores(study, table)
         simulation = pair_simulation = strata = pseudo = None
         if census is not None:
-            bars = None if progress is None else (progress.bar("simulating the design on the census"),
-                                                  progress.bar("simulating the comparison on the census"))
+            bars = (progress.bar("simulating the design on the census"),
+                    progress.bar("simulating the comparison on the census"))
             simulation, pair_simulation = simulate_study(study, table, census, chunk_scores, progress=bars)
             step("stratification experiment")
             strata = strata_experiment(study, census)
@@ -216,8 +216,8 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
                                   replicates=min(iv.replicates, PSEUDO_REPLICATES),
-                                  progress=None if progress is None else progress.bar(
-                                      "checking the intervals on a pseudo-population of the study's documents"))
+                                  progress=progress.bar("checking the intervals on a pseudo-population of the "
+                                                        "study's documents"))
         if study.planning.design is not None:
             step("comparing sampling designs by simulation")
         design_plan = design_plan_study(study, table, census, chunk_scores)
@@ -642,7 +642,7 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
         earlier = _earlier_params(out_dir / name)
         shown_progress = None
         if progress:
-            from .kernel import Progress
+            from ..progress import Progress
             shown_progress = Progress(name, None if progress is True else progress)
         _build_and_move(params_file, out_dir, name, study, shown_progress)
     changed = _param_changes(earlier, study.to_dict()) if earlier is not None else ""
@@ -675,13 +675,14 @@ def _build_and_move(params_file: Path, out_dir: Path, name: str, study: Study, p
 
     The kernel starts first and does its imports while this process computes the analysis
     (:class:`perdoc.report.kernel.EarlyKernel`)."""
+    from ..progress import NO_PROGRESS
     from .kernel import EarlyKernel
+    progress = progress or NO_PROGRESS
     try:
         _sweep_stale(out_dir)
         with (_build_dir(out_dir, name) as tmp, _cache_dir(tmp), _runtime_dir(tmp),
               EarlyKernel(notebook_dir()) as kernel):
-            if progress is not None:
-                progress.step("reading the data")
+            progress.step("reading the data")
             snap_study, shown = _snapshot(study, tmp / "input")
             analysis = _compute_analysis(snap_study, shown, progress=progress)
             _freeze(params_file.resolve(), analysis)
@@ -693,8 +694,7 @@ def _build_and_move(params_file: Path, out_dir: Path, name: str, study: Study, p
             html_text = render(params_file.resolve(), analysis, kernel=kernel, progress=progress)
             (stage / "report.html").write_text(html_text, encoding="utf-8")
             _replace_dir(stage, out_dir / name)
-        if progress is not None:
-            progress.step(f"done: {out_dir / name / 'report.html'}")
+        progress.step(f"done: {out_dir / name / 'report.html'}")
     except PerdocError as err:
         _error_page_or_note(out_dir, name, params_file, str(err))
         raise
@@ -1394,7 +1394,7 @@ def render(params_file: Path, analysis: Analysis, *, kernel=None, progress=None)
     """Execute the combined notebook with papermill and render it to self-contained HTML.
 
     ``kernel`` is an :class:`perdoc.report.kernel.EarlyKernel` already started (else papermill starts
-    one); ``progress`` a :class:`perdoc.report.kernel.Progress` that gets a line per section."""
+    one); ``progress`` a :class:`perdoc.progress.Progress` that gets a line per section."""
     import papermill as pm
 
     from .. import __version__
@@ -1421,9 +1421,12 @@ def render(params_file: Path, analysis: Analysis, *, kernel=None, progress=None)
                     + (f"; overrides: {overrides}" if overrides else "") + ".")
     nb = combined_notebook(title=study.title, subtitle=subtitle, language=study.language)
     from .kernel import KERNEL_ARGS
+    from ..progress import NO_PROGRESS
+    progress = progress or NO_PROGRESS
     hooks = {}
-    if progress is not None:
-        hooks["on_cell_start"] = progress.section_hook(nb.metadata.get("perdoc_sections", {}))
+    hook = progress.section_hook(nb.metadata.get("perdoc_sections", {}))
+    if hook is not None:
+        hooks["on_cell_start"] = hook
     if kernel is not None:
         hooks["km"] = kernel.manager
     try:   # in memory: no file of the notebook is written, before, during or after its execution
@@ -1434,8 +1437,7 @@ def render(params_file: Path, analysis: Analysis, *, kernel=None, progress=None)
     except pm.PapermillExecutionError as err:
         raise ReportError(f"{params_file.name}: notebook cell {err.exec_count} failed: "
                           f"{err.ename}: {str(err.evalue).splitlines()[0] if err.evalue else ''}") from None
-    if progress is not None:
-        progress.step("writing the HTML")
+    progress.step("writing the HTML")
     for i, cell in enumerate(executed.cells):
         for o in cell.get("outputs", []):
             if o.get("output_type") == "error":
