@@ -113,7 +113,7 @@ def test_deterministic_under_seed_and_block_size(monkeypatch):
     a = sim.simulate(c, k=8, reps=40, seed=9, replicates=99).to_dict()
     b = sim.simulate(c, k=8, reps=40, seed=9, replicates=99).to_dict()
     assert a == b
-    monkeypatch.setattr(sim, "BLOCK_CELLS", 8 * 100 * 3)  # blocks of 3 repetitions
+    monkeypatch.setattr(sim, "BLOCK_CELLS", 99 * 3)  # blocks of 3 repetitions
     c3 = sim.simulate(c, k=8, reps=40, seed=9, replicates=99).to_dict()
     assert c3 == a
     assert sim.simulate(c, k=8, reps=40, seed=10, replicates=99).to_dict() != a

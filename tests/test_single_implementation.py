@@ -89,6 +89,31 @@ def test_bootstrap_batch_equals_document_bootstrap():
             assert _same(v[i], getattr(one, key)), key
 
 
+def test_bootstrap_batch_split_over_samples_gives_the_same_bits():
+    """A large batch is reduced a few samples at a time (at most ``block_elems`` cells): the split
+    changes neither the draws nor a bit of the statistics."""
+    n, s, _, _ = batch(rows=9, K=8, seed=6)
+    seeds = list(range(20, 29))
+    whole = bootstrap_batch(n, s, seeds, 99, block_elems=10**9)
+    for cells in (8 * 99 * 2, 8 * 99 * 4 + 5, 8 * 40):   # 2 samples, 4 samples, part of one sample
+        split = bootstrap_batch(n, s, seeds, 99, block_elems=cells)
+        for key, v in whole.items():
+            assert _same(v, split[key]), (cells, key)
+
+
+@pytest.mark.parametrize("K, weights", [(6, "rademacher"), (6, "auto"), (11, "auto")])  # enumerated, Webb, drawn
+def test_wild_draw_sums_split_over_samples_gives_the_same_bits(monkeypatch, K, weights):
+    import perdoc.methods.wild as wild
+    n, s, _, _ = batch(rows=7, K=K, seed=9)
+    seeds = list(range(30, 37))
+    whole = wild.draw_sums(n, s, seeds, B=199, weights=weights)
+    monkeypatch.setattr(wild, "BLOCK_ELEMS", K * 199 * 3)      # three samples at a time
+    split = wild.draw_sums(n, s, seeds, B=199, weights=weights)
+    for key in ("P", "Q", "a0", "a1", "a2", "varies", "const"):
+        assert _same(getattr(whole, key), getattr(split, key)), key
+    assert whole.draws == split.draws
+
+
 def test_wild_batch_equals_wild_interval():
     n, s, _, _ = batch(rows=4, K=11, seed=8)
     seeds = [5, 6, 7, 8]

@@ -10,10 +10,11 @@ For each replicate b the K documents are drawn with replacement and we record
   replicate has no standard error. Degenerate replicates are dropped from bootstrap-t and their
   fraction is reported; if all are degenerate there is no interval.
 
-Memory stays bounded for any K: replicates are processed in blocks of at most ``block_elems``
-(replicate x document) cells per sample, and each block is reduced through document counts and one
-matrix product, so no B x K array is ever held. The random stream is ``Generator.integers(0, K)``
-drawn row by row, so the result does not depend on the block size.
+Memory stays bounded for any K and any batch: samples and replicates are processed in blocks of at
+most ``block_elems`` (sample x replicate x document) cells, and each block is reduced through
+document counts and one matrix product, so no B x K array of a large sample is ever held. The
+random stream is ``Generator.integers(0, K)`` drawn row by row in calls of ``block_elems // K``
+replicates, so the result depends neither on the batch nor on how it is split.
 
 One implementation serves one sample (:func:`document_bootstrap`, for :func:`perdoc.estimate`) and
 a batch of samples, each with its own seed (:func:`bootstrap_batch`, for the coverage simulation).
@@ -107,29 +108,34 @@ def bootstrap_batch(n: np.ndarray, s: np.ndarray, seeds, replicates: int,
     out = {key: np.empty((rows_n, B)) for key in ("micro", "micro_se", "macro", "macro_se", "micro_se_cr2",
                                                   "micro_df")}
     out["degenerate"] = np.empty((rows_n, B), dtype=bool)
-    step = max(1, int(block_elems) // K)
-    for start in range(0, B, step):
-        b = min(step, B - start)
-        idx = np.empty((rows_n, b, K), dtype=np.int64)
-        for i, rng in enumerate(rngs):
-            idx[i] = rng.integers(0, K, size=(b, K))
-        flat = idx + (np.arange(rows_n * b, dtype=np.int64) * K).reshape(rows_n, b, 1)
-        counts = np.bincount(flat.ravel(), minlength=rows_n * b * K).reshape(rows_n, b, K).astype(float)
-        del flat
-        m = np.matmul(counts, Z)
-        Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, -1, 0)
-        delta = Su / Nb
-        ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
-        sl = (slice(None), slice(start, start + b))
-        out["micro"][sl] = R[:, None] + delta
-        out["micro_se"][sl] = np.sqrt(c1 * ss_u) / Nb
-        out["macro"][sl] = rbar[:, None] + Se / K
-        out["macro_se"][sl] = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
-        out["micro_se_cr2"][sl], out["micro_df"][sl] = replicate_cr2(counts, n, u, Nb, delta, Snn, order)
-        del counts, m
-        drawn = np.take_along_axis(cls, idx.reshape(rows_n, b * K), axis=1).reshape(rows_n, b, K)
-        out["degenerate"][sl] = np.all(drawn == drawn[:, :, :1], axis=2)
-        del drawn, idx
+    step = max(1, int(block_elems) // K)           # replicates per draw call: fixes each row's stream
+    chunk = max(1, int(block_elems) // (K * min(step, B))) if B else rows_n   # rows reduced at once
+    for r0 in range(0, rows_n, chunk):
+        rs = slice(r0, min(rows_n, r0 + chunk))
+        rows = rs.stop - rs.start
+        for start in range(0, B, step):
+            b = min(step, B - start)
+            idx = np.empty((rows, b, K), dtype=np.int64)
+            for i, rng in enumerate(rngs[rs]):
+                idx[i] = rng.integers(0, K, size=(b, K))
+            flat = idx + (np.arange(rows * b, dtype=np.int64) * K).reshape(rows, b, 1)
+            counts = np.bincount(flat.ravel(), minlength=rows * b * K).reshape(rows, b, K).astype(float)
+            del flat
+            m = np.matmul(counts, Z[rs])
+            Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, -1, 0)
+            delta = Su / Nb
+            ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
+            sl = (rs, slice(start, start + b))
+            out["micro"][sl] = R[rs, None] + delta
+            out["micro_se"][sl] = np.sqrt(c1 * ss_u) / Nb
+            out["macro"][sl] = rbar[rs, None] + Se / K
+            out["macro_se"][sl] = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
+            out["micro_se_cr2"][sl], out["micro_df"][sl] = replicate_cr2(counts, n[rs], u[rs], Nb, delta, Snn,
+                                                                         order[rs])
+            del counts, m
+            drawn = np.take_along_axis(cls[rs], idx.reshape(rows, b * K), axis=1).reshape(rows, b, K)
+            out["degenerate"][sl] = np.all(drawn == drawn[:, :, :1], axis=2)
+            del drawn, idx
     deg = out["degenerate"]
     for key in ("micro_se", "macro_se", "micro_se_cr2"):
         out[key][deg] = 0.0

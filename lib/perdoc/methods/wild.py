@@ -198,23 +198,36 @@ def draw_sums(n, s, seeds, B: int = 9999, weights: str = "auto") -> DrawSums:
     u = s - R[:, None] * n
     se = np.sqrt(c1 * np.sum(u * u, axis=1)) / N
     nn, uu, NN = n[:, None, :], u[:, None, :], N[:, None]
-    parts = []
-    if enumerated:
-        for v in _weight_blocks(K, weights, B, None):
-            parts.append(DrawSums.block(np.broadcast_to(v, (rows_n,) + v.shape), nn, uu, NN))
-    else:
-        rngs = [np.random.default_rng(None if sd is None else int(sd)) for sd in seeds]
-        step = max(1, BLOCK_ELEMS // K)
-        for start in range(0, B, step):
-            b = min(step, B - start)
-            W = np.empty((rows_n, b, K))
-            for i, rng in enumerate(rngs):
-                W[i] = values[rng.integers(0, values.size, size=(b, K))]
-            parts.append(DrawSums.block(W, nn, uu, NN))
+    step = max(1, BLOCK_ELEMS // K)                 # draws per call: fixes each row's stream
+    D = min(B, values.size ** K) if enumerated else B
+    out = [np.empty((rows_n, D)) for _ in range(5)] + [np.empty((rows_n, D), dtype=bool)]
+    chunk = max(1, BLOCK_ELEMS // (K * min(step, D)))   # rows reduced at once
+    rngs = None if enumerated else [np.random.default_rng(None if sd is None else int(sd)) for sd in seeds]
+    for r0 in range(0, rows_n, chunk):
+        rs = slice(r0, min(rows_n, r0 + chunk))
+        rows = rs.stop - rs.start
+        if enumerated:
+            blocks = (np.broadcast_to(v, (rows,) + v.shape) for v in _weight_blocks(K, weights, B, None))
+        else:
+            blocks = (_draw_block(rngs[rs], values, min(step, B - start), K) for start in range(0, B, step))
+        start = 0
+        for W in blocks:
+            b = W.shape[1]
+            for o, x in zip(out, DrawSums.block(W, nn[rs], uu[rs], NN[rs])):
+                o[rs, start:start + b] = x
+            start += b
             del W
-    P, Q, a0, a1, a2, varies = (np.concatenate([p[i] for p in parts], axis=1) for i in range(6))
+    P, Q, a0, a1, a2, varies = out
     const = np.sum(~varies, axis=1)
     return DrawSums(P, Q, a0, a1, a2, varies, const=const, N=N, R=R, se=se, c1=c1, draws=P.shape[1])
+
+
+def _draw_block(rngs, values, b: int, K: int) -> np.ndarray:
+    """The next ``b`` draws of weights (``values``) of every row's generator: ``(rows, b, K)``."""
+    W = np.empty((len(rngs), b, K))
+    for i, rng in enumerate(rngs):
+        W[i] = values[rng.integers(0, values.size, size=(b, K))]
+    return W
 
 
 def wild_batch(n, s, seeds, B: int = 9999, level: float = 0.95, weights: str = "auto",
@@ -344,7 +357,6 @@ def _invert(sums: DrawSums, alpha: float, run: np.ndarray):
     c1 = sums.c1
     P, Q = sums.P[rows_all, draws_all], sums.Q[rows_all, draws_all]
     a0, a1, a2 = sums.a0[rows_all, draws_all], sums.a1[rows_all, draws_all], sums.a2[rows_all, draws_all]
-    del draws_all
     # g(tau) = b4 tau^4 + b3 tau^3 + b2 tau^2 + b1 tau + b0, and its monic form h = g / b4 (b4 < 0)
     b4 = -c1 * se * se * a2
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -352,7 +364,7 @@ def _invert(sums: DrawSums, alpha: float, run: np.ndarray):
     del P, Q, a0, a1, a2, se, b4
     good = np.all(np.isfinite(h), axis=1)
     if not good.all():  # a draw with no usable quartic cannot be placed: leave it out
-        h, rows_all = h[good], rows_all[good]
+        h, rows_all, draws_all = h[good], rows_all[good], draws_all[good]
     roots = _real_candidates(h)
     # sign of g in the middle of each stretch between candidates: g >= 0 <=> h <= 0
     mids = 0.5 * (roots[:, :-1] + roots[:, 1:])
@@ -360,20 +372,33 @@ def _invert(sums: DrawSums, alpha: float, run: np.ndarray):
     status = np.zeros((roots.shape[0], 5), dtype=np.int8)
     status[:, 1:4] = on
     step = np.diff(status, axis=1)                 # +1 where the draw starts counting, -1 where it stops
+    del mids, on, status, h
+    # every row's events in one line of a table (slot = draw x 4 + root; no event: +inf, weight 0),
+    # each line sorted: rows are independent, so a sort per line replaces a sort of every event
+    # by (row, position); events at one position may come in any order (the stretch between them
+    # is empty, and the count after them is the same)
+    rows_run = np.flatnonzero(run)
+    line = np.zeros(sums.varies.shape[0], dtype=np.int64)
+    line[rows_run] = np.arange(rows_run.size)
+    width = 4 * sums.draws
+    pos = np.full((rows_run.size, width), np.inf)
+    wt = np.zeros((rows_run.size, width), dtype=np.int8)
+    slot = (4 * draws_all)[:, None] + np.arange(4)
     keep = step != 0
-    ev_row = np.broadcast_to(rows_all[:, None], roots.shape)[keep]
-    ev_pos = roots[keep]
-    ev_w = step[keep].astype(np.int64)
-    del roots, step, keep, mids, on, h
-    order = np.lexsort((ev_pos, ev_row))
-    ev_row, ev_pos, ev_w = ev_row[order], ev_pos[order], ev_w[order]
-    count = np.cumsum(ev_w)                        # every row's weights sum to 0: no reset needed
-    # stretch j runs from event j to event j + 1 of the same row
-    same = ev_row[1:] == ev_row[:-1]
-    lo, hi, row = ev_pos[:-1], ev_pos[1:], ev_row[:-1]
-    p = (sums.const[row] + count[:-1]) / sums.draws
-    acc = same & (hi > lo) & (p > alpha)
-    lo, hi, row = lo[acc], hi[acc], row[acc]
+    li = np.broadcast_to(line[rows_all][:, None], keep.shape)[keep]
+    pos[li, slot[keep]] = roots[keep]
+    wt[li, slot[keep]] = step[keep]
+    del roots, step, keep, slot, li, draws_all
+    order = np.argsort(pos, axis=1)
+    pos = np.take_along_axis(pos, order, axis=1)
+    count = np.cumsum(np.take_along_axis(wt, order, axis=1), axis=1, dtype=np.int64)
+    del order, wt
+    # stretch j of a line runs from its event j to event j + 1; p there counts the draws that hold it
+    lo, hi = pos[:, :-1], pos[:, 1:]
+    p = (sums.const[rows_run][:, None] + count[:, :-1]) / sums.draws
+    line_i, col = np.nonzero((hi > lo) & (p > alpha))
+    row, lo, hi = rows_run[line_i], lo[line_i, col], hi[line_i, col]
+    del pos, count, p
     # touching accepted stretches (only empty ones between them) form one piece
     start = np.ones(row.size, dtype=bool)
     start[1:] = (row[1:] != row[:-1]) | (lo[1:] > hi[:-1])

@@ -94,7 +94,8 @@ MAX_REPS = 1_000_000
 #: Bootstrap replicates x documents per sample: one sample's draws, about 40 bytes a cell, are
 #: held at once (2^24 cells: well under a gigabyte).
 MAX_RESAMPLING_CELLS = 1 << 24
-BLOCK_CELLS = 1 << 21      # repetitions x replicates x documents per block (bootstrap, wild)
+BLOCK_CELLS = 1 << 21      # repetitions x replicates per block (the bootstrap and wild code bound
+                           # their own repetition x replicate x document cells)
 MAX_BLOCK_REPS = 2048      # block size without resampling
 SEED_MAX = 2**63 - 1
 
@@ -420,8 +421,7 @@ class _Plan:
 
     def _set_streams(self) -> None:
         """The block size and the random streams: per-repetition bootstrap seeds, samples, chunk subsamples."""
-        cells = max(1, self.replicates) * self.k
-        self.block = max(1, min(self.reps, MAX_BLOCK_REPS, BLOCK_CELLS // cells if self.replicates else MAX_BLOCK_REPS))
+        self.block = max(1, min(self.reps, MAX_BLOCK_REPS, BLOCK_CELLS // max(1, self.replicates)))
         ss = np.random.SeedSequence(self.seed)
         seed_ss, sample_ss, chunk_ss = ss.spawn(3)
         self.rep_seeds = np.random.default_rng(seed_ss).integers(0, SEED_MAX, size=self.reps, dtype=np.int64)
