@@ -104,3 +104,20 @@ def test_two_documents_give_no_bootstrap_t_interval():
     d = estimate(DocTable.from_arrays(n=[4, 9], s=[1, 7]), replicates=199).to_dict()
     for est in ("micro", "macro"):
         assert d[est]["bootstrap_t"]["ci"] is None and "no spread" in d[est]["bootstrap_t"]["reason"]
+
+
+def test_degenerate_replicates_found_the_same_way_at_any_K(monkeypatch):
+    """Below MAX_K_CLASS_MOMENTS a replicate is degenerate when two sums of the drawn rate classes
+    agree; above it, when every drawn document's class equals the first's: the same replicates."""
+    import perdoc.methods.bootstrap as bs
+    rng = np.random.default_rng(3)
+    n = rng.integers(1, 6, (6, 7)).astype(float)
+    s = np.minimum(n, rng.integers(0, 2, (6, 7)) * n)       # rates 0 or 1: many degenerate replicates
+    s[0] = n[0] * 0.5                                       # a flat sample: every replicate degenerate
+    seeds = list(range(6))
+    by_sums = bs.bootstrap_batch(n, s, seeds, 300)
+    monkeypatch.setattr(bs, "MAX_K_CLASS_MOMENTS", 0)
+    by_draws = bs.bootstrap_batch(n, s, seeds, 300)
+    assert by_sums["degenerate"][0].all() and 0 < by_sums["degenerate"][1:].mean() < 1
+    for key, v in by_sums.items():
+        assert np.array_equal(v, by_draws[key], equal_nan=True), key

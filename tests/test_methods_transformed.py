@@ -512,3 +512,22 @@ def test_paired_simulation_miss_rates():
     p, _, _ = pairs_table(K=80, seed=7)
     kw = dict(k=8, reps=40, seed=1, replicates=49)
     _check_miss(sim.simulate_pairs(p, **kw), sim.rep_intervals(p, **kw))
+
+
+def test_calibrated_with_one_df_equals_the_same_df_per_replicate():
+    """One df for every replicate takes the t distribution function at the needed order statistics
+    only: the same bits as evaluating it at every replicate."""
+    from perdoc.methods import intervals as m
+    rng = np.random.default_rng(4)
+    rows, B = 50, 199
+    theta, se = rng.normal(size=rows), rng.uniform(0.1, 1.0, rows)
+    theta_s, se_s = theta[:, None] + rng.normal(size=(rows, B)), rng.uniform(0.05, 1.5, (rows, B))
+    usable = rng.uniform(size=(rows, B)) > 0.1
+    usable[0] = False                       # a row with no usable replicate: no interval
+    flat = np.zeros(rows, dtype=bool)
+    lg = rng.uniform(size=rows) > 0.5
+    one = m.calibrated(theta, se, 9.0, theta_s, se_s, 9.0, usable, 0.05, flat, lg)
+    each = m.calibrated(theta, se, 9.0, theta_s, se_s, np.full((rows, B), 9.0), usable, 0.05, flat, lg)
+    for a, b in zip(one, each):
+        assert np.array_equal(a, b, equal_nan=True)
+    assert np.isnan(one[0][0]) and np.isfinite(one[0][1:]).all()

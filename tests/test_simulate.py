@@ -124,6 +124,34 @@ def test_deterministic_under_seed_and_block_size(monkeypatch):
     assert np.array_equal(r10.low["micro.wild"], r20.low["micro.wild"][:10], equal_nan=True)
 
 
+def test_threads_change_no_result(monkeypatch):
+    """Blocks computed by several threads give the same numbers as one thread, in any split."""
+    c = census_binary()
+    monkeypatch.setenv("PERDOC_THREADS", "1")
+    one = sim.rep_intervals(c, k=8, reps=30, seed=4, replicates=49)
+    a = sim.simulate(c, k=8, reps=30, seed=4, replicates=49).to_dict()
+    monkeypatch.setenv("PERDOC_THREADS", "3")
+    monkeypatch.setattr(sim, "BLOCK_CELLS", 49 * 4)          # blocks of at most 4 repetitions
+    plan = sim._Plan(c, k=8, reps=30, seed=4, level=0.95, design=None, replicates=49)
+    assert plan.threads == 3 and plan.block == 4             # 30 = 7 x 4 + 2: 8 blocks in 3 threads
+    three = sim.rep_intervals(c, k=8, reps=30, seed=4, replicates=49)
+    assert sim.simulate(c, k=8, reps=30, seed=4, replicates=49).to_dict() == a
+    assert np.array_equal(one.index, three.index)
+    for m in one.low:
+        assert np.array_equal(one.low[m], three.low[m], equal_nan=True), m
+        assert np.array_equal(one.high[m], three.high[m], equal_nan=True), m
+    rows1, lo1, hi1 = one.pieces["micro.wild"]
+    rows3, lo3, hi3 = three.pieces["micro.wild"]
+    assert np.array_equal(rows1, rows3) and np.array_equal(lo1, lo3) and np.array_equal(hi1, hi3)
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_threads_setting_checked(monkeypatch, value):
+    monkeypatch.setenv("PERDOC_THREADS", value)
+    with pytest.raises(ParameterError, match="PERDOC_THREADS must be a whole number"):
+        sim.simulate(census_binary(), k=8, reps=5, seed=1, replicates=9)
+
+
 def test_macro_t_nominal_on_normal_equal_sizes():
     rng = np.random.default_rng(1)
     M, size = 4000, 10

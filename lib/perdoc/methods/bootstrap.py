@@ -30,6 +30,7 @@ __all__ = ["BootstrapDraws", "document_bootstrap", "bootstrap_batch", "replicate
            "BLOCK_ELEMS"]
 
 BLOCK_ELEMS = 1 << 21  # about 2 million cells per block: ~80 MB of temporaries at most
+MAX_K_CLASS_MOMENTS = 8192  # up to this K, degenerate replicates are found from two sums (K^4 < 2^53)
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,21 @@ def bootstrap_batch(n: np.ndarray, s: np.ndarray, seeds, replicates: int,
     rbar = np.mean(r, axis=-1)
     u = s - R[:, None] * n
     e = r - rbar[:, None]
-    Z = np.stack([n, u, u * u, u * n, n * n, e, e * e], axis=-1)  # (rows, K, 7)
     cls = rate_classes(r)
+    # the documents in ascending order of size (stable): a draw of document d counts at its place
+    # rank[d] in that order, so the counts come out in the order the CR2 df accumulates them
     order = np.argsort(n, axis=-1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(K), axis=-1)
+    ns, us, es, cs = (np.take_along_axis(x, order, axis=-1) for x in (n, u, e, cls))
+    # a replicate is degenerate when every drawn document is of one rate class: K sum c x^2 = (sum c x)^2
+    # for the class numbers x, exact in floating point while K^4 < 2^53
+    exact_classes = K <= MAX_K_CLASS_MOMENTS
+    cols = [ns, us, us * us, us * ns, ns * ns, es, es * es]
+    if exact_classes:
+        xs = cs.astype(float)
+        cols += [xs, xs * xs]
+    Z = np.stack(cols, axis=-1)  # (rows, K, 7 or 9)
     c1 = K / (K - 1)
     out = {key: np.empty((rows_n, B)) for key in ("micro", "micro_se", "macro", "macro_se", "micro_se_cr2",
                                                   "micro_df")}
@@ -118,11 +131,12 @@ def bootstrap_batch(n: np.ndarray, s: np.ndarray, seeds, replicates: int,
             idx = np.empty((rows, b, K), dtype=np.int64)
             for i, rng in enumerate(rngs[rs]):
                 idx[i] = rng.integers(0, K, size=(b, K))
-            flat = idx + (np.arange(rows * b, dtype=np.int64) * K).reshape(rows, b, 1)
-            counts = np.bincount(flat.ravel(), minlength=rows * b * K).reshape(rows, b, K).astype(float)
-            del flat
+            place = np.take_along_axis(rank[rs], idx.reshape(rows, b * K), axis=1)
+            place += (np.arange(rows * b, dtype=np.int64) * K).repeat(K).reshape(rows, b * K)
+            counts = np.bincount(place.ravel(), minlength=rows * b * K).reshape(rows, b, K).astype(float)
+            del place
             m = np.matmul(counts, Z[rs])
-            Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m, -1, 0)
+            Nb, Su, Suu, Sun, Snn, Se, See = np.moveaxis(m[..., :7], -1, 0)
             delta = Su / Nb
             ss_u = np.maximum(Suu - 2.0 * delta * Sun + delta * delta * Snn, 0.0)
             sl = (rs, slice(start, start + b))
@@ -130,45 +144,50 @@ def bootstrap_batch(n: np.ndarray, s: np.ndarray, seeds, replicates: int,
             out["micro_se"][sl] = np.sqrt(c1 * ss_u) / Nb
             out["macro"][sl] = rbar[rs, None] + Se / K
             out["macro_se"][sl] = np.sqrt(np.maximum(See - Se * Se / K, 0.0) / (K - 1) / K)
-            out["micro_se_cr2"][sl], out["micro_df"][sl] = replicate_cr2(counts, n[rs], u[rs], Nb, delta, Snn,
-                                                                         order[rs])
-            del counts, m
-            drawn = np.take_along_axis(cls[rs], idx.reshape(rows, b * K), axis=1).reshape(rows, b, K)
-            out["degenerate"][sl] = np.all(drawn == drawn[:, :, :1], axis=2)
-            del drawn, idx
+            out["micro_se_cr2"][sl], out["micro_df"][sl] = replicate_cr2(counts, ns[rs], us[rs], Nb, delta, Snn)
+            if exact_classes:
+                out["degenerate"][sl] = K * m[..., 8] == m[..., 7] * m[..., 7]
+            else:
+                drawn = np.take_along_axis(cls[rs], idx.reshape(rows, b * K), axis=1).reshape(rows, b, K)
+                out["degenerate"][sl] = np.all(drawn == drawn[:, :, :1], axis=2)
+                del drawn
+            del counts, m, idx
     deg = out["degenerate"]
     for key in ("micro_se", "macro_se", "micro_se_cr2"):
         out[key][deg] = 0.0
     return out
 
 
-def replicate_cr2(counts, n, u, Nb, delta, Snn, order):
+def replicate_cr2(counts, n, u, Nb, delta, Snn):
     """CR2 standard error and Bell-McCaffrey df of the micro mean of each replicate:
     ``(se, df)`` of shape ``(..., b)``.
 
     ``counts`` (``(..., b, K)``): how often each document was drawn (a document drawn twice is two
-    clusters); ``n``, ``u`` (``(..., K)``): sizes and residuals ``s_d - R n_d`` of the sample;
-    ``Nb``, ``delta``, ``Snn`` (``(..., b)``): the replicate's ``N*``, ``R* - R`` and
-    ``sum c_d n_d^2``; ``order`` the documents in ascending order of size.
-    ``se^2 = sum_d c_d (u_d - delta n_d)^2 N* / (N* - n_d) / N*^2``. The df is
+    clusters); ``n``, ``u`` (``(..., K)``): sizes and residuals ``s_d - R n_d`` of the sample, the
+    documents in ascending order of size; ``Nb``, ``delta``, ``Snn`` (``(..., b)``): the replicate's
+    ``N*``, ``R* - R`` and ``sum c_d n_d^2``.
+    ``se^2 = sum_d c_d (u_d - delta n_d)^2 / (N* - n_d) / N*``. The df is
     :func:`perdoc.micro.df_bell_mccaffrey` of the drawn sizes, accumulated over the documents in
     ascending order of ``q_d = n_d^2 / (N* - n_d)`` (ascending size) with multiplicity:
     ``cross = sum_d c_d q_d ((c_d - 1) q_d + 2 P_d)``, ``P_d`` the sum of ``c_e q_e`` over the
     smaller documents, so every term is positive.
     """
     c = counts
-    Nc = Nb[..., None]
     nb = n[..., None, :]
-    rest = Nc - nb                                 # N* - n_d: exact for whole counts, > 0 where drawn
-    rest = np.where(rest > 0, rest, 1.0)           # (an undrawn document counts 0 times)
+    rest = Nb[..., None] - nb                      # N* - n_d: exact for whole counts, > 0 where drawn
+    w = 1.0 / np.where(rest > 0, rest, 1.0)        # (an undrawn document counts 0 times)
     e = u[..., None, :] - delta[..., None] * nb
-    se = np.sqrt(np.sum(c * e * e * (Nc / rest), axis=-1)) / Nb
-    cs = np.take_along_axis(c, np.broadcast_to(order[..., None, :], c.shape), axis=-1)
-    ns = np.take_along_axis(n, order, axis=-1)[..., None, :]
-    rs = Nc - ns
-    q = ns * ns / np.where(rs > 0, rs, 1.0)
-    cq = cs * q
-    z = np.zeros(cq.shape[:-1] + (1,))
-    prefix = np.concatenate((z, np.cumsum(cq, axis=-1)[..., :-1]), axis=-1)
-    cross = np.sum(cq * ((cs - 1.0) * q + 2.0 * prefix), axis=-1)
-    return se, Nb * Nb / (Snn + cross)
+    e *= e
+    e *= c
+    e *= w
+    se = np.sqrt(np.sum(e, axis=-1) / Nb)
+    del e
+    q = (n * n)[..., None, :] * w                  # n_d^2 / (N* - n_d)
+    cq = c * q
+    prefix = np.zeros_like(cq)                     # P_d: the sum of c_e q_e over the smaller documents
+    np.cumsum(cq[..., :-1], axis=-1, out=prefix[..., 1:])
+    prefix *= 2.0
+    q *= c - 1.0
+    q += prefix
+    q *= cq
+    return se, Nb * Nb / (Snn + np.sum(q, axis=-1))

@@ -64,9 +64,13 @@ def expit(x):
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def quantile_pair(x, probs):
+def quantile_pair(x, probs, f=None):
     """``np.quantile(row[~isnan(row)], p)`` (linear interpolation) for every row of ``x`` (last axis)
-    and each p of ``probs``: a list of arrays of shape ``x.shape[:-1]``, NaN where a row has no value."""
+    and each p of ``probs``: a list of arrays of shape ``x.shape[:-1]``, NaN where a row has no value.
+
+    ``f``: a non-decreasing function (NaN to NaN) applied element-wise first: the quantiles of
+    ``f(x)``, with ``f`` evaluated only at the two order statistics each quantile needs (``f``
+    maps the sorted row to the sorted row of ``f(x)``), the same numbers as ``quantile_pair(f(x))``."""
     x = np.asarray(x, dtype=float)
     xs = np.sort(x, axis=-1)  # NaN last
     m = np.sum(~np.isnan(x), axis=-1)
@@ -80,6 +84,8 @@ def quantile_pair(x, probs):
         gamma = virtual - np.where(above, -1.0, prev)
         a = np.take_along_axis(xs, prev_i[..., None], axis=-1)[..., 0]
         b = np.take_along_axis(xs, next_i[..., None], axis=-1)[..., 0]
+        if f is not None:
+            a, b = f(a), f(b)
         with np.errstate(invalid="ignore"):
             diff = b - a
             res = a + diff * gamma
@@ -211,7 +217,9 @@ def calibrated(theta, se, df, theta_star, se_star, df_star, usable, alpha, flat,
     ``(theta* - theta) / se*`` with its own ``se*`` and ``df*`` and its prepivot
     ``u* = F_t(root*; df*)``; the interval takes the empirical ``alpha/2`` and ``1 - alpha/2``
     quantiles of ``u*`` in place of ``alpha/2`` and ``1 - alpha/2``:
-    ``(theta - se Finv_t(u_hi; df), theta - se Finv_t(u_lo; df))``. ``transformed`` marks the rows
+    ``(theta - se Finv_t(u_hi; df), theta - se Finv_t(u_lo; df))``. ``df_star`` may be one number
+    for every replicate (then ``F_t`` is evaluated at the needed order statistics of the roots
+    only, with the same result). ``transformed`` marks the rows
     whose base scale is the logit (ends back-transformed by expit). Returns
     ``(low, high, code, u_lo, u_hi)`` (the ends on the metric's scale; ``u_lo``, ``u_hi`` the
     calibrated tail probabilities)."""
@@ -219,8 +227,11 @@ def calibrated(theta, se, df, theta_star, se_star, df_star, usable, alpha, flat,
     sp = _special()
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.where(usable, (theta_star - theta[..., None]) / np.where(usable, se_star, 1.0), np.nan)
-        u = np.where(usable, sp.stdtr(np.where(usable, df_star, 1.0), root), np.nan)
-    ulo, uhi = quantile_pair(u, (alpha / 2.0, 1.0 - alpha / 2.0))
+        if np.ndim(df_star) == 0:   # one df for every replicate: F_t is then increasing in the root
+            ulo, uhi = quantile_pair(root, (alpha / 2.0, 1.0 - alpha / 2.0), lambda r: sp.stdtr(df_star, r))
+        else:
+            u = np.where(usable, sp.stdtr(np.where(usable, df_star, 1.0), root), np.nan)
+            ulo, uhi = quantile_pair(u, (alpha / 2.0, 1.0 - alpha / 2.0))
     code = _codes([flat, ~_finite_pos(se), ~_finite_pos(df), np.isnan(ulo), ~(uhi > ulo)],
                   [FLAT, ZERO_SE, BAD_DF, ALL_DEGENERATE, NO_SPREAD], theta.shape)
     good = code == OK
@@ -320,7 +331,7 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
     # calibrated macro: base t on the logit of the macro mean (bounded metric) or the plain t, K - 1 df
     out["macro.calibrated"] = _calibrated_result(
         rbar, se_m, np.full(shape, K - 1.0), draws["macro"], draws["macro_se"],
-        np.full(np.shape(draws["macro"]), K - 1.0), ~deg, k=k, alpha=alpha, flat=flat, logit_base=logit_base)
+        K - 1.0, ~deg, k=k, alpha=alpha, flat=flat, logit_base=logit_base)
     return out
 
 

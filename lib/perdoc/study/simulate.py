@@ -63,7 +63,9 @@ repetitions x replicates, and the wild bootstrap's test inversion runs all repet
 at once. Repetition ``i`` uses its own seed ``seeds[i]`` for the bootstrap and the wild
 weights, exactly as ``perdoc.estimate(sample_i, ..., seed=seeds[i])`` would, so every interval of
 every repetition can be reproduced by the library itself (:func:`rep_intervals` returns them with
-the sampled documents and the seeds). Results do not depend on the block size.
+the sampled documents and the seeds). Results do not depend on the block size. With resampling,
+blocks are computed by several threads at once (:func:`workers`: the processors available, at
+most 4; ``PERDOC_THREADS=1`` computes in one), with the same results.
 """
 
 from __future__ import annotations
@@ -421,7 +423,14 @@ class _Plan:
 
     def _set_streams(self) -> None:
         """The block size and the random streams: per-repetition bootstrap seeds, samples, chunk subsamples."""
-        self.block = max(1, min(self.reps, MAX_BLOCK_REPS, BLOCK_CELLS // max(1, self.replicates)))
+        most = max(1, min(MAX_BLOCK_REPS, BLOCK_CELLS // max(1, self.replicates)))
+        # with resampling (where the time goes), as many blocks as threads at least, of even size
+        self.threads = workers() if self.replicates else 1
+        parts = -(-self.reps // most)
+        if self.threads > 1:
+            parts = -(-max(parts, self.threads) // self.threads) * self.threads
+        self.block = max(1, -(-self.reps // parts))
+        self.threads = min(self.threads, -(-self.reps // self.block))
         ss = np.random.SeedSequence(self.seed)
         seed_ss, sample_ss, chunk_ss = ss.spawn(3)
         self.rep_seeds = np.random.default_rng(seed_ss).integers(0, SEED_MAX, size=self.reps, dtype=np.int64)
@@ -574,31 +583,60 @@ class _Plan:
         return binary | _methods.bounded_by_sums(n, s, q, self.unit_exp)
 
     def blocks(self):
-        for start in range(0, self.reps, self.block):
-            b = min(self.block, self.reps - start)
-            idx = self._draw_index(b)
-            seeds = self.rep_seeds[start:start + b]
-            n, s = self.n[idx], self.s[idx]
-            q = None if self.q is None else self.q[idx]
-            chunks = None
-            if self.sampling == "srs":
-                res = _srs_block(n, s, q, seeds, M=self.M, level=self.level, B=self.replicates,
-                                 binary=self.binary, methods=self.methods, unit_exp=self.unit_exp,
-                                 bounded=self._bounded_rows(idx, n, s, q), difference=self.paired,
-                                 pair_bounded=self.pair_bounded, frame=self.frame)
-            elif self.sampling == "stratified":
-                res = _stratified_block(n, s, [(pos.size, k_h) for _, pos, k_h in self.strata], self.level)
-            else:
-                Nd = self.Nd[idx]
-                S = self.s[idx].astype(np.int64)
-                m = self.m_d[idx]
-                hits = self.chunk_rng.hypergeometric(S, Nd - S, m).astype(float)
-                chunks = {"n": m.astype(float), "s": hits}
-                res = _two_stage_block(m.astype(float), hits, Nd.astype(float), self.M, self.level)
-            est, low, high = res[:3]
-            pieces = res[3] if len(res) > 3 else {}
-            yield RepIntervals(index=idx, seeds=seeds, estimate=est, low=low, high=high, chunks=chunks,
-                               pieces=pieces)
+        """The repetitions' intervals, block by block in order (:class:`RepIntervals` per block).
+        Samples and chunk subsamples are drawn here, in order; blocks are computed by
+        :func:`workers` threads at once (numpy releases the interpreter lock in its array work),
+        which changes no result: every repetition's intervals depend only on its sample and seed."""
+        jobs = (self._block_args(start, min(self.block, self.reps - start))
+                for start in range(0, self.reps, self.block))
+        if self.threads <= 1:
+            for args in jobs:
+                yield self._compute(*args)
+            return
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="perdoc-simulate") as pool:
+            pending = deque()
+            try:
+                for args in jobs:
+                    pending.append(pool.submit(self._compute, *args))
+                    if len(pending) >= self.threads:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:   # an error or an abandoned generator: drop what has not started
+                for f in pending:
+                    f.cancel()
+
+    def _block_args(self, start: int, b: int) -> tuple:
+        """The random draws of the block of ``b`` repetitions from ``start`` (taken in block order)."""
+        idx = self._draw_index(b)
+        seeds = self.rep_seeds[start:start + b]
+        hits = None
+        if self.sampling == "two_stage":
+            S = self.s[idx].astype(np.int64)
+            hits = self.chunk_rng.hypergeometric(S, self.Nd[idx] - S, self.m_d[idx]).astype(float)
+        return idx, seeds, hits
+
+    def _compute(self, idx, seeds, hits) -> RepIntervals:
+        """Every method's intervals on the block's samples ``idx`` (and chunk hits ``hits``)."""
+        n, s = self.n[idx], self.s[idx]
+        q = None if self.q is None else self.q[idx]
+        chunks = None
+        if self.sampling == "srs":
+            res = _srs_block(n, s, q, seeds, M=self.M, level=self.level, B=self.replicates,
+                             binary=self.binary, methods=self.methods, unit_exp=self.unit_exp,
+                             bounded=self._bounded_rows(idx, n, s, q), difference=self.paired,
+                             pair_bounded=self.pair_bounded, frame=self.frame)
+        elif self.sampling == "stratified":
+            res = _stratified_block(n, s, [(pos.size, k_h) for _, pos, k_h in self.strata], self.level)
+        else:
+            m = self.m_d[idx]
+            chunks = {"n": m.astype(float), "s": hits}
+            res = _two_stage_block(m.astype(float), hits, self.Nd[idx].astype(float), self.M, self.level)
+        est, low, high = res[:3]
+        pieces = res[3] if len(res) > 3 else {}
+        return RepIntervals(index=idx, seeds=seeds, estimate=est, low=low, high=high, chunks=chunks, pieces=pieces)
 
     def run(self, progress) -> SimulationResult:
         # counts are exact; widths and squared errors are kept per repetition and summed once with
@@ -726,6 +764,31 @@ def _two_stage_block(n, s, Nd, M, level):
     R2, se = _designs.two_stage_batch(n, s, s, Nd, M)
     lo, hi = _methods.t_interval(R2, se, np.full(nb, K - 1.0), 1 - level, np.zeros(nb, dtype=bool))[:2]
     return {"micro.design": R2}, {"micro.design": lo}, {"micro.design": hi}
+
+
+# ====================================================================== threads
+THREADS_ENV = "PERDOC_THREADS"
+MAX_THREADS = 4
+
+
+def workers() -> int:
+    """Threads a simulation computes its blocks with: ``PERDOC_THREADS`` when set (1 computes in
+    the calling thread only), else the processors this process may use, at most :data:`MAX_THREADS`."""
+    import os
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if text:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ParameterError(f"{THREADS_ENV} must be a whole number of threads, 1 or more (got {text!r})")
+        return value
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cpus))
 
 
 # ====================================================================== validation
