@@ -19,6 +19,11 @@ Two ratios per file, medians of ``--runs`` (the target of each is stated in the 
 * **whole ratio** = report / empty: target at most 4. Census simulations dominate it; see
   ``bench_simulate.py``.
 
+**Simulations** (``--simulations``, on by default): ``perdoc simulate`` on the example census with
+2,000 samples x 999 replicates at K = 20 (every method), for one system and for the paired
+comparison, alternating with the empty notebook; target: at most 1x the empty notebook. The same
+with ``PERDOC_THREADS=1`` (one thread) is measured too and shown, with no target.
+
 No simulation store is used (``PERDOC_MEMO_DIR`` is removed from the environment of every child).
 
 Output: ``benchmarks/data/results/bench_report.json`` and the block between the
@@ -44,7 +49,9 @@ import _bench  # noqa: E402
 
 ROOT = _bench.HERE.parent
 README = _bench.HERE / "README.md"
-OVERHEAD_TARGET, WHOLE_TARGET = 3.0, 4.0
+OVERHEAD_TARGET, WHOLE_TARGET, SIMULATE_TARGET = 3.0, 4.0, 1.0
+SIMULATE_ARGS = ["--census", str(ROOT / "data" / "example" / "census.csv"), "--doc", "doc_id", "--score", "bm25",
+                 "--k", "20", "--reps", "2000", "--replicates", "999", "--seed", "1", "--json"]
 
 
 def analysis_child(params: str) -> dict:
@@ -56,9 +63,11 @@ def analysis_child(params: str) -> dict:
     return {"analysis_s": time.perf_counter() - t}
 
 
-def _env() -> dict:
+def _env(**extra) -> dict:
     env = dict(os.environ)
     env.pop("PERDOC_MEMO_DIR", None)
+    env.pop("PERDOC_THREADS", None)
+    env.update(extra)
     return env
 
 
@@ -112,6 +121,51 @@ def measure(params: Path, runs: int, folder: Path) -> dict:
             "whole_pass": _bench.median(whole) <= WHOLE_TARGET}
 
 
+def measure_simulations(runs: int, folder: Path) -> dict:
+    """``perdoc simulate`` (one system, the paired comparison; all threads and one) against the
+    empty notebook, alternating."""
+    bindir = Path(_bench.python()).parent
+    empty = _empty_notebook(folder)
+    sim = [str(bindir / "perdoc"), "simulate", *SIMULATE_ARGS]
+    cmds = {
+        "simulate": (sim, {}),
+        "simulate_paired": (sim + ["--vs", "tfidf"], {}),
+        "empty": ([str(bindir / "jupyter"), "nbconvert", "--execute", "--to", "html", "--output",
+                   str(folder / "empty.html"), str(empty)], {}),
+        "simulate_1thread": (sim, {"PERDOC_THREADS": "1"}),
+        "simulate_paired_1thread": (sim + ["--vs", "tfidf"], {"PERDOC_THREADS": "1"}),
+    }
+    samples = {k: [] for k in cmds}
+    for i in range(runs):
+        for key, (cmd, extra) in cmds.items():
+            r = _bench.run_measured(cmd, stdout_path=folder / f"{key}.out", env=_env(**extra))
+            if r["returncode"] != 0:
+                raise RuntimeError(f"{key} failed: {r['stderr'].strip()[-300:]}")
+            samples[key].append(r["wall_s"])
+        print(f"  simulations round {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in samples.items()),
+              flush=True)
+    ratios = {k: _bench.median([x / e for x, e in zip(v, samples["empty"])])
+              for k, v in samples.items() if k != "empty"}
+    return {"runs": runs, "samples": samples, "median": {k: _bench.median(v) for k, v in samples.items()},
+            "ratio": ratios, "pass": ratios["simulate"] <= SIMULATE_TARGET and
+            ratios["simulate_paired"] <= SIMULATE_TARGET}
+
+
+def simulations_md(s: dict) -> str:
+    m, r = s["median"], s["ratio"]
+    rows = [("one system", "simulate"), ("paired comparison (`--vs tfidf`)", "simulate_paired")]
+    lines = ["", f"`perdoc simulate` on the example census, 2,000 samples x 999 replicates at K = 20, every method "
+                 f"(target: at most {SIMULATE_TARGET:g}x the empty notebook, {m['empty']:.1f} s here):", "",
+             "| simulation | all threads | ratio | one thread (`PERDOC_THREADS=1`) | ratio |", "|---|---|---|---|---|"]
+    for label, key in rows:
+        ok = r[key] <= SIMULATE_TARGET
+        lines.append(f"| {label} | {m[key]:.1f} s | {r[key]:.2f} {_pass(ok)} | {m[key + '_1thread']:.1f} s | "
+                     f"{r[key + '_1thread']:.2f} |")
+    lines += ["", f"Medians of {s['runs']} alternating rounds, each command a fresh process (start-up and reading "
+                  "the census included)."]
+    return "\n".join(lines)
+
+
 def block_md(part: dict) -> str:
     lines = ["| params | report | analysis alone | beyond the analysis | empty notebook (nbconvert / papermill) | "
              f"overhead ratio (target <= {OVERHEAD_TARGET:g}) | whole ratio (target <= {WHOLE_TARGET:g}) |",
@@ -126,6 +180,8 @@ def block_md(part: dict) -> str:
     lines += ["", f"Medians of {part['files'][0]['runs']} alternating rounds per file, each command a fresh process, "
                   f"{part['date']}, {_bench.MACHINE_LABEL}; no simulation store. Ratios are the medians of the "
                   "per-round ratios."]
+    if part.get("simulations"):
+        lines.append(simulations_md(part["simulations"]))
     return "\n".join(lines)
 
 
@@ -148,6 +204,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--params", nargs="*", default=None, help="params files (default: params/*.yaml)")
     ap.add_argument("--no-readme", action="store_true")
+    ap.add_argument("--no-simulations", action="store_true", help="skip the perdoc simulate measurements")
     ap.add_argument("--analysis", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.analysis is not None:
@@ -163,8 +220,16 @@ def main(argv=None) -> int:
             results.append(measure(params, max(1, a.runs), folder))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+    sims = None
+    if not a.no_simulations:
+        folder = Path(tempfile.mkdtemp(prefix="bench_report."))
+        try:
+            sims = measure_simulations(max(1, a.runs), folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     part = {"files": results, "overhead_target": OVERHEAD_TARGET, "whole_target": WHOLE_TARGET,
-            "pass": all(r["overhead_pass"] for r in results)}
+            "simulate_target": SIMULATE_TARGET, "simulations": sims,
+            "pass": all(r["overhead_pass"] and r["whole_pass"] for r in results) and (sims is None or sims["pass"])}
     path = _bench.write_part("bench_report", part)
     part = json.loads(path.read_text())
     print(block_md(part))
