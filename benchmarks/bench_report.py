@@ -103,7 +103,7 @@ def measure(params: Path, runs: int, folder: Path) -> dict:
             out = folder / f"{key}.out"
             r = _bench.run_measured(cmd, stdout_path=out, env=_env())
             if r["returncode"] != 0:
-                raise RuntimeError(f"{key} failed: {r['stderr'].strip()[-300:]}")
+                raise RuntimeError(f"{key} failed (exit {r['returncode']}): {r['stderr'].strip()[-300:]}")
             value = r["wall_s"]
             if key == "analysis":
                 value = json.loads(out.read_text())["analysis_s"]
@@ -140,7 +140,7 @@ def measure_simulations(runs: int, folder: Path) -> dict:
         for key, (cmd, extra) in cmds.items():
             r = _bench.run_measured(cmd, stdout_path=folder / f"{key}.out", env=_env(**extra))
             if r["returncode"] != 0:
-                raise RuntimeError(f"{key} failed: {r['stderr'].strip()[-300:]}")
+                raise RuntimeError(f"{key} failed (exit {r['returncode']}): {r['stderr'].strip()[-300:]}")
             samples[key].append(r["wall_s"])
         print(f"  simulations round {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in samples.items()),
               flush=True)
