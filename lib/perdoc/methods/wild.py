@@ -290,6 +290,7 @@ def wild_batch(n, s, seeds, B: int = 9999, level: float = 0.95, weights: str = "
 # candidate (the real part of a complex pair) only splits a stretch in two.
 
 _EIG_CHUNK = 1 << 16  # companion matrices per eigenvalue call
+NEWTON_STEPS = 1      # on each candidate root (each step kept only where it brings the quartic nearer 0)
 
 
 @dataclass
@@ -313,17 +314,18 @@ class DrawSums:
     @staticmethod
     def block(v: np.ndarray, n: np.ndarray, u: np.ndarray, N) -> tuple[np.ndarray, ...]:
         """``(P, Q, a0, a1, a2, varies)`` for weights ``v`` of shape ``(..., draws, K)``, with ``n``
-        and ``u`` broadcastable to it (``(..., 1, K)``) and ``N`` to ``(..., 1)``. Element-wise
-        products summed along the documents, so one sample gives the same bits alone or in a batch."""
-        P = np.sum(v * u, axis=-1)
-        Q = np.sum(v * n, axis=-1)
+        and ``u`` broadcastable to it (``(..., 1, K)``) and ``N`` to ``(..., 1)``. Sums along the
+        documents (a matrix product for P and Q, ``einsum`` for the others), the same for one sample
+        alone or in a batch (tested)."""
+        un = np.stack(np.broadcast_arrays(u, n), axis=-1)[..., 0, :, :]   # (..., K, 2)
+        PQ = np.matmul(v, un)
+        P, Q = PQ[..., 0], PQ[..., 1]
         alpha = v * u
         alpha -= n * (P / N)[..., None]
         beta = v - (Q / N)[..., None]
         beta *= n
-        a0 = np.sum(alpha * alpha, axis=-1)
-        a1 = np.sum(alpha * beta, axis=-1)
-        a2 = np.sum(beta * beta, axis=-1)
+        dot = lambda x, y: np.einsum("...k,...k->...", x, y)  # noqa: E731
+        a0, a1, a2 = dot(alpha, alpha), dot(alpha, beta), dot(beta, beta)
         varies = ~np.all(v == v[..., :1], axis=-1)
         return P, Q, a0, a1, a2, varies
 
@@ -352,11 +354,12 @@ _INVERT_DRAWS = 1 << 18
 
 
 def _invert(sums: DrawSums, alpha: float, run: np.ndarray):
-    rows_all, draws_all = np.nonzero(sums.varies & run[:, None])
+    mask = sums.varies & run[:, None]
+    rows_all, draws_all = np.nonzero(mask)
     se = sums.se[rows_all]
     c1 = sums.c1
-    P, Q = sums.P[rows_all, draws_all], sums.Q[rows_all, draws_all]
-    a0, a1, a2 = sums.a0[rows_all, draws_all], sums.a1[rows_all, draws_all], sums.a2[rows_all, draws_all]
+    P, Q, a0, a1, a2 = (x[mask] for x in (sums.P, sums.Q, sums.a0, sums.a1, sums.a2))
+    del mask
     # g(tau) = b4 tau^4 + b3 tau^3 + b2 tau^2 + b1 tau + b0, and its monic form h = g / b4 (b4 < 0)
     b4 = -c1 * se * se * a2
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -442,7 +445,7 @@ def _real_candidates(h: np.ndarray) -> np.ndarray:
         out[take] = np.linalg.eigvals(C).real
     d = np.stack([4.0 * np.ones(m), 3.0 * h[:, 0], 2.0 * h[:, 1], h[:, 2]], axis=1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for _ in range(2):
+        for _ in range(NEWTON_STEPS):
             g = _horner(h, out)
             gp = ((d[:, :1] * out + d[:, 1:2]) * out + d[:, 2:3]) * out + d[:, 3:4]
             new = out - g / gp
