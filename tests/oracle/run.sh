@@ -16,3 +16,12 @@ Rscript tests/oracle/oracle2.R
 "$PY" tests/oracle/make_data3.py
 Rscript tests/oracle/oracle3.R
 "$PY" -m pytest -q tests/test_oracle3.py "$@"
+# fourth oracle: prediction-powered inference against ppi_py (iid items), in a virtual environment
+# of its own (ppi_py pins numba); PPI_VENV names another one
+PPI_VENV="${PPI_VENV:-.oracle-ppi-venv}"
+if [ ! -x "$PPI_VENV/bin/python" ]; then
+  python3 -m venv "$PPI_VENV"
+  "$PPI_VENV/bin/pip" install --quiet "ppi-python==0.2.3"
+fi
+"$PPI_VENV/bin/python" tests/oracle/ppi_oracle.py
+"$PY" -m pytest -q tests/test_oracle_ppi.py "$@"

@@ -1,0 +1,218 @@
+"""Prediction-powered estimates: a few gold labels and an automatic judge's scores, by document.
+
+The labelled sample S (``K`` documents drawn from ``M``) has per document the chunks ``n_d``, the
+gold sum ``s_d`` and the judge's sum ``f_d`` on the same chunks. The judge also scored a larger set
+J of documents (:class:`JudgeScores`): either every document of the population (``covers=True``:
+its mean over the population is then known exactly, and J is also a frame), or a sample of
+documents of its own (``covers=False``, the setting of ``ppi_py``, where J holds the judged
+documents that were not labelled).
+
+Micro mean (chunks count alike), the difference estimator with weight ``lambda``::
+
+    R = lambda F_J + sum_S (s_d - lambda f_d) / sum_S n_d,       F_J = sum_J f_d / sum_J n_d
+
+i.e. the judge's mean over J corrected by the judge's error on the labelled documents (GREG with the
+judge as the working model). Its variance treats the document as the unit: the CR2 variance of the
+ratio of ``s_d - lambda f_d`` to ``n_d`` over S (the labels-only micro CR2 applied to the corrected
+scores, times the finite population factor), plus, when J is a sample, ``lambda^2`` times the CR2
+variance of ``F_J``; t interval with the Bell-McCaffrey df of the labelled sizes (combined with
+``M_J - 1`` for the judge's part by Satterthwaite). ``lambda = 0`` is the labels-only micro CR2,
+bit for bit.
+
+Macro mean (documents count alike): the same on the document rates ``r_d = s_d / n_d`` and
+``g_d = f_d / n_d``: ``lambda G_J + mean_S (r_d - lambda g_d)``, variance
+``var_S(r - lambda g) / K (1 - K/M) + lambda^2 var_J(g) / M_J``, t with ``K - 1`` df.
+
+Weight ``lambda`` (PPI++, Angelopoulos, Duchi & Zrnic 2023): the one that minimises the variance,
+estimated from the data and clipped to [0, 1], with document residuals in place of items::
+
+    lambda = [sum_S u_d v_d / K] / [(1 + K / M_J) sum_{S+J} w_d^2 / (K + M_J - 1)]
+
+``u_d = s_d - R_S n_d`` and ``v_d = f_d - F_S n_d`` (ratio residuals over S), ``w_d = f_d - F n_d``
+over S and J together (micro; for the macro mean the rates minus their means). When J covers the
+population, the denominator is the judge's spread over the population and the factor is 1. With one
+chunk per document this is exactly ``ppi_py``'s ``_calc_lam_glm`` for the mean.
+
+Baseline ``ppi_iid``: ``ppi_py.ppi_mean_ci`` with every chunk an independent item (z interval,
+variances over chunks): the interval that ignores the documents, shown as a warning, never leading.
+With one chunk per document, a judge sample and no finite population correction it is
+``ppi_mean_ci`` exactly (golden values from ppi_py: ``tests/oracle/ppi_oracle.py``).
+
+``effective_documents``: how many labelled documents the labels-only interval would need for the
+variance of the prediction-powered one, ``K var_labels / var_ppi`` (more than K when the judge helps).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import micro as _micro
+from .intervals import t_interval, z_interval
+
+__all__ = ["JudgeScores", "ppi_lambda", "ppi_micro", "ppi_macro", "ppi_iid"]
+
+
+@dataclass(frozen=True)
+class JudgeScores:
+    """The judge's per-document sums over the judged documents J: chunks ``n``, judge sum ``f`` and
+    (for the chunk-level baseline) judge sum of squares ``ff``. ``covers``: J is the whole population
+    (the judge's mean is then known, not estimated)."""
+
+    n: np.ndarray
+    f: np.ndarray
+    ff: np.ndarray | None = None
+    covers: bool = True
+
+    def __post_init__(self):
+        for name in ("n", "f") + (("ff",) if self.ff is not None else ()):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=float))
+        if self.n.ndim != 1 or self.f.shape != self.n.shape or (self.ff is not None and self.ff.shape != self.n.shape):
+            raise ValueError("judge scores: n, f (and ff) must be 1-d arrays of the same length")
+        if self.n.size < 2:
+            raise ValueError("judge scores: at least 2 judged documents are needed")
+
+    @property
+    def M(self) -> int:
+        return int(self.n.size)
+
+    @property
+    def mean(self) -> float:
+        """The judge's micro mean over J."""
+        return float(self.f.sum() / self.n.sum())
+
+    @property
+    def macro_mean(self) -> float:
+        return float(np.mean(self.f / self.n))
+
+
+def _as(x):
+    return np.asarray(x, dtype=float)
+
+
+def ppi_lambda(n, s, f, judge: JudgeScores, kind: str = "micro") -> float:
+    """The PPI++ weight for the micro (``kind="micro"``) or macro mean, clipped to [0, 1]
+    (module docstring). 0 when the judge does not vary over the documents."""
+    n, s, f = _as(n), _as(s), _as(f)
+    K = n.size
+    if kind == "micro":
+        u = s - (s.sum() / n.sum()) * n
+        v = f - (f.sum() / n.sum()) * n
+        if judge.covers:
+            w = judge.f - judge.mean * judge.n
+            denom = np.sum(w * w) / (judge.M - 1)
+        else:
+            nn, ff = np.concatenate([n, judge.n]), np.concatenate([f, judge.f])
+            w = ff - (ff.sum() / nn.sum()) * nn
+            denom = (1.0 + K / judge.M) * np.sum(w * w) / (K + judge.M - 1)
+    elif kind == "macro":
+        r, g = s / n, f / n
+        u, v = r - r.mean(), g - g.mean()
+        gj = judge.f / judge.n
+        if judge.covers:
+            denom = np.var(gj, ddof=1)
+        else:
+            denom = (1.0 + K / judge.M) * np.var(np.concatenate([g, gj]), ddof=1)
+    else:
+        raise ValueError(f"kind must be 'micro' or 'macro' (got {kind!r})")
+    num = np.sum(u * v) / K
+    if not (denom > 0 and math.isfinite(denom)):
+        return 0.0
+    return float(min(1.0, max(0.0, num / denom)))
+
+
+def _satterthwaite(v1: float, df1: float, v2: float, df2: float) -> float:
+    if v2 == 0.0:
+        return df1
+    return (v1 + v2) ** 2 / (v1 * v1 / df1 + v2 * v2 / df2)
+
+
+def _result(est, se, df, alpha, flat, lam, *, se_labels, K, z=False) -> dict:
+    """The interval and the fields every prediction-powered result carries."""
+    est, se, df = float(est), float(se), float(df)
+    if z:
+        lo, hi, code = z_interval(est, se, alpha)
+    else:
+        lo, hi, code = t_interval(est, se, df, alpha, flat)
+    eff = K * (se_labels / se) ** 2 if se > 0 and math.isfinite(se_labels) else float("nan")
+    return {"estimate": est, "se": se, "df": df if not z else float("inf"), "low": float(lo), "high": float(hi),
+            "code": int(code), "lam": float(lam), "effective_documents": eff}
+
+
+def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
+              fpc: float = 1.0) -> dict:
+    """The prediction-powered micro mean and its document-level interval (module docstring).
+
+    ``n``, ``s``, ``f``: per labelled document, chunks, gold sum and judge sum; ``judge``: the judged
+    documents; ``lam``: the weight (default: PPI++'s, :func:`ppi_lambda`); ``fpc``: the finite
+    population factor ``sqrt(1 - K/M)`` of the labelled sample. Returns ``estimate``, ``se``, ``df``,
+    ``low``, ``high``, ``code`` (an interval status code; OK, FLAT, ZERO_SE, BAD_DF), ``lam`` and
+    ``effective_documents``."""
+    n, s, f = _as(n), _as(s), _as(f)
+    lam = ppi_lambda(n, s, f, judge, "micro") if lam is None else float(lam)
+    corrected = s - lam * f
+    se_labels = math.sqrt(_micro.var_cr2(n, s)) * fpc
+    se1 = math.sqrt(_micro.var_cr2(n, corrected)) * fpc
+    df1 = _micro.df_bell_mccaffrey(n)
+    if judge.covers or lam == 0.0:
+        v2 = 0.0
+    else:
+        v2 = lam * lam * _micro.var_cr2(judge.n, judge.f)
+    se = math.hypot(se1, math.sqrt(v2))
+    df = _satterthwaite(se1 * se1, df1, v2, judge.M - 1.0)
+    est = lam * judge.mean + corrected.sum() / n.sum() if lam != 0.0 else s.sum() / n.sum()
+    r = corrected / n
+    flat = bool(np.all(r == r[0]))
+    return _result(est, se, df, 1.0 - level, flat, lam, se_labels=se_labels, K=n.size)
+
+
+def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
+              fpc: float = 1.0) -> dict:
+    """The prediction-powered macro mean (module docstring); same arguments and result as
+    :func:`ppi_micro`."""
+    n, s, f = _as(n), _as(s), _as(f)
+    K = n.size
+    lam = ppi_lambda(n, s, f, judge, "macro") if lam is None else float(lam)
+    r, g = s / n, f / n
+    e = r - lam * g
+    se_labels = math.sqrt(np.var(r, ddof=1) / K) * fpc
+    se1 = math.sqrt(np.var(e, ddof=1) / K) * fpc
+    gj = judge.f / judge.n
+    v2 = 0.0 if (judge.covers or lam == 0.0) else lam * lam * np.var(gj, ddof=1) / judge.M
+    se = math.hypot(se1, math.sqrt(v2))
+    df = _satterthwaite(se1 * se1, K - 1.0, v2, judge.M - 1.0)
+    est = lam * float(np.mean(gj)) + float(np.mean(e)) if lam != 0.0 else float(np.mean(r))
+    flat = bool(np.all(e == e[0]))
+    return _result(est, se, df, 1.0 - level, flat, lam, se_labels=se_labels, K=K)
+
+
+def ppi_iid(n, s, f, q, ff, sf, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
+            fpc: float = 1.0) -> dict:
+    """The baseline that treats every chunk as an independent item: ``ppi_py.ppi_mean_ci`` on the
+    chunks (PPI++ weight from the chunks, z interval, variances over chunks with divisor the count).
+    ``q``, ``ff``, ``sf``: per labelled document, the sums of gold squared, judge squared and gold
+    times judge; the judge's chunk-level spread needs ``judge.ff``. ``fpc`` multiplies the labelled
+    part's standard error (1: ``ppi_mean_ci`` exactly)."""
+    n, s, f, q, ff, sf = (_as(x) for x in (n, s, f, q, ff, sf))
+    if judge.ff is None:
+        raise ValueError("the chunk-level baseline needs the judge's sums of squares (judge.ff)")
+    nl, Nj = n.sum(), judge.n.sum()
+    ybar, fbar = s.sum() / nl, f.sum() / nl
+    if lam is None:
+        cov = (sf.sum() - nl * ybar * fbar) / nl                      # ppi_py: (1/n) sum centred products
+        tot_n, tot_f, tot_ff = nl + Nj, f.sum() + judge.f.sum(), ff.sum() + judge.ff.sum()
+        var_all = (tot_ff - tot_f * tot_f / tot_n) / (tot_n - 1.0)   # np.cov over labelled and judged chunks
+        denom = (1.0 + nl / Nj) * var_all
+        lam = float(min(1.0, max(0.0, cov / denom))) if denom > 0 else 0.0
+    fj = judge.f.sum() / Nj
+    est = lam * fj + (s.sum() - lam * f.sum()) / nl
+    var_imp = lam * lam * max(judge.ff.sum() / Nj - fj * fj, 0.0) / Nj
+    m2 = (q.sum() - 2.0 * lam * sf.sum() + lam * lam * ff.sum()) / nl
+    mean = (s.sum() - lam * f.sum()) / nl
+    var_rect = max(m2 - mean * mean, 0.0) / nl
+    se_rect = math.sqrt(var_rect) * fpc
+    se = math.sqrt(se_rect * se_rect + (0.0 if judge.covers else var_imp))
+    se_labels = math.sqrt(max(q.sum() / nl - ybar * ybar, 0.0) / nl) * fpc
+    return _result(est, se, math.inf, 1.0 - level, False, lam, se_labels=se_labels, K=n.size, z=True)
