@@ -126,3 +126,31 @@ def test_bad_judge_arrays_are_refused():
         JudgeScores(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="at least 2"):
         JudgeScores(np.ones(1), np.ones(1))
+
+
+@pytest.mark.parametrize("macro", [False, True])
+def test_crossfit_weights_are_the_slopes_fitted_without_each_document(macro):
+    from perdoc.methods.ppi import crossfit_weights
+    n, s, f, idx = _study(seed=9, K=15)
+    n, s, f = n[idx], s[idx], f[idx]
+    x, y, w = (f / n, s / n, None) if macro else (f, s, n)
+    got = crossfit_weights(x, y, w)
+    for d in range(n.size):
+        keep = np.arange(n.size) != d
+        xs, ys = x[keep], y[keep]
+        ws = np.ones(keep.sum()) if w is None else w[keep]
+        u = ys - ys.sum() / ws.sum() * ws
+        v = xs - xs.sum() / ws.sum() * ws
+        assert got[d] == pytest.approx(min(1.0, max(0.0, np.sum(u * v) / np.sum(v * v))), abs=1e-12)
+
+
+def test_each_documents_weight_ignores_its_own_error():
+    """Changing one document's judge score changes every other document's weight, never its own."""
+    from perdoc.methods.ppi import crossfit_weights
+    n, s, f, idx = _study(seed=10, K=12)
+    n, s, f = n[idx], s[idx], f[idx].copy()
+    before = crossfit_weights(f, s, n)
+    f[4] = f[4] + 3.0
+    after = crossfit_weights(f, s, n)
+    assert after[4] == pytest.approx(before[4], abs=1e-12)
+    assert np.any(np.abs(np.delete(after - before, 4)) > 1e-6)
