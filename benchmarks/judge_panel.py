@@ -18,7 +18,9 @@ The judge covers the population (its mean over every chunk is known). For each c
 ``--reps`` simple random samples of K documents; per sample the labels-only intervals (the leading
 ``logit_cr2`` and ``cr2`` for the micro mean, ``t`` for the macro mean), the prediction-powered
 ``micro.ppi`` and ``macro.ppi`` (:mod:`perdoc.methods.ppi`) and the chunk-level baseline
-``micro.ppi_iid`` (ppi_py's interval with chunks as items). Coverage of the census's gold value
+``micro.ppi_iid`` (ppi_py's interval with chunks as items). ``*.ppi_lead`` is what would lead: the
+judge-assisted interval, or the labels-only one (``logit_cr2``, macro ``t``) in a sample where the
+judge-assisted one has none (no labelled document where judge and gold differ: zero variance). Coverage of the census's gold value
 (no interval counts as a miss), Monte Carlo SE, mean width, and the width relative to the
 labels-only leading interval. Seeded; writes JSON and prints a table.
 """
@@ -103,7 +105,8 @@ def run_cell(job) -> dict:
     corr = float(((sf.sum() / n.sum()) - yc.sum() * fc.sum())
                  / math.sqrt(yc.sum() * (1 - yc.sum()) * fc.sum() * (1 - fc.sum())))
     fpc = math.sqrt(1 - K / M)
-    names = ("micro.logit_cr2", "micro.cr2", "micro.ppi", "micro.ppi_iid", "macro.t", "macro.ppi")
+    names = ("micro.logit_cr2", "micro.cr2", "micro.ppi", "micro.ppi_lead", "micro.ppi_iid", "macro.t", "macro.ppi",
+             "macro.ppi_lead")
     tally = {m: [0, 0.0, 0, 0] for m in names}      # covered, width sum, with interval, no interval
     lams = []
     for _ in range(reps):
@@ -122,6 +125,9 @@ def run_cell(job) -> dict:
         pm = ppi_micro(ni, si, fi, judge, fpc=fpc)
         lams.append(pm["lam"])
         out["micro.ppi"] = (pm["low"], pm["high"])
+        # what leads: the judge-assisted interval, or the labels-only one where it has none
+        # (no labelled document where the judge and the gold differ: zero variance)
+        out["micro.ppi_lead"] = out["micro.ppi"] if math.isfinite(pm["low"]) else out["micro.logit_cr2"]
         pi = ppi_iid(ni, si, fi, si, fi, sfi, judge, fpc=fpc)
         out["micro.ppi_iid"] = (pi["low"], pi["high"])
         sem = math.sqrt(np.var(r, ddof=1) / K) * fpc
@@ -129,6 +135,7 @@ def run_cell(job) -> dict:
         out["macro.t"] = (float(lo), float(hi))
         pa = ppi_macro(ni, si, fi, judge, fpc=fpc)
         out["macro.ppi"] = (pa["low"], pa["high"])
+        out["macro.ppi_lead"] = out["macro.ppi"] if math.isfinite(pa["low"]) else out["macro.t"]
         for m, (lo, hi) in out.items():
             t = tally[m]
             if math.isfinite(lo) and math.isfinite(hi):
@@ -145,12 +152,13 @@ def run_cell(job) -> dict:
         res["methods"][m] = {"coverage": c, "mc_se": math.sqrt(max(c * (1 - c), 1e-12) / reps),
                              "mean_width": w / got if got else None, "no_interval": none / reps}
     lead = res["methods"]["micro.logit_cr2"]["mean_width"]
-    for m in ("micro.ppi", "micro.ppi_iid"):
+    for m in ("micro.ppi", "micro.ppi_lead", "micro.ppi_iid"):
         w = res["methods"][m]["mean_width"]
         res["methods"][m]["width_vs_lead"] = (w / lead) if (w and lead) else None
     mw = res["methods"]["macro.t"]["mean_width"]
-    w = res["methods"]["macro.ppi"]["mean_width"]
-    res["methods"]["macro.ppi"]["width_vs_lead"] = (w / mw) if (w and mw) else None
+    for m in ("macro.ppi", "macro.ppi_lead"):
+        w = res["methods"][m]["mean_width"]
+        res["methods"][m]["width_vs_lead"] = (w / mw) if (w and mw) else None
     return res
 
 
@@ -185,8 +193,8 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     results = []
-    print("| set | census | judge | r | K | labels lead cov. | ppi cov. (MC se) | ppi width / lead | ppi_iid cov. "
-          "| macro t cov. | macro ppi cov. | macro ppi width / t | mean lambda |")
+    print("| set | census | judge | r | K | labels lead cov. | ppi lead cov. (MC se) | width / labels | ppi_iid cov. "
+          "| macro t cov. | macro ppi lead cov. | width / t | mean lambda |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for set_name, name, census in binary_censuses([p for p in a.censuses.split(",") if p], a.heldout):
         for judge in a.judges.split(","):
@@ -197,10 +205,10 @@ def main(argv=None) -> None:
                 m = r["methods"]
                 f = lambda x, d=3: "-" if x is None else f"{x:.{d}f}"  # noqa: E731
                 print(f"| {set_name} | {name} | {judge} | {r['judge_corr']:.2f} | {k} | "
-                      f"{f(m['micro.logit_cr2']['coverage'])} | {f(m['micro.ppi']['coverage'])} "
-                      f"({f(m['micro.ppi']['mc_se'])}) | {f(m['micro.ppi']['width_vs_lead'], 2)} | "
+                      f"{f(m['micro.logit_cr2']['coverage'])} | {f(m['micro.ppi_lead']['coverage'])} "
+                      f"({f(m['micro.ppi_lead']['mc_se'])}) | {f(m['micro.ppi_lead']['width_vs_lead'], 2)} | "
                       f"{f(m['micro.ppi_iid']['coverage'])} | {f(m['macro.t']['coverage'])} | "
-                      f"{f(m['macro.ppi']['coverage'])} | {f(m['macro.ppi']['width_vs_lead'], 2)} | "
+                      f"{f(m['macro.ppi_lead']['coverage'])} | {f(m['macro.ppi_lead']['width_vs_lead'], 2)} | "
                       f"{r['lam_mean']:.2f} |", flush=True)
     Path(a.out).write_text(json.dumps({"meta": {"reps": a.reps, "ks": a.ks, "seed": SEED, "judges": a.judges,
                                                 "seconds": time.perf_counter() - t0}, "results": results},

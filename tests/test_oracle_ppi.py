@@ -154,3 +154,13 @@ def test_each_documents_weight_ignores_its_own_error():
     after = crossfit_weights(f, s, n)
     assert after[4] == pytest.approx(before[4], abs=1e-12)
     assert np.any(np.abs(np.delete(after - before, 4)) > 1e-6)
+
+
+def test_no_labelled_judge_error_gives_no_interval_not_a_rounding_one():
+    n, s, f, idx = _study(seed=11)
+    f = f.copy()
+    f[idx] = s[idx]                                   # the judge is right on every labelled document
+    judge = JudgeScores(n, f)
+    for fn in (ppi_micro, ppi_macro):
+        got = fn(n[idx], s[idx], f[idx], judge)
+        assert got["se"] == 0.0 and math.isnan(got["low"]) and got["code"] != 0

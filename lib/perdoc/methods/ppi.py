@@ -44,6 +44,10 @@ variances over chunks): the interval that ignores the documents, shown as a warn
 With one chunk per document, a judge sample and no finite population correction it is
 ``ppi_mean_ci`` exactly (golden values from ppi_py: ``tests/oracle/ppi_oracle.py``).
 
+When the judge and the gold agree on every labelled document, the data show none of the judge's
+errors: the standard error is zero and there is no interval (``code`` ZERO_SE), never a
+falsely precise one; the labels-only interval is what is left to report.
+
 ``effective_documents``: how many labelled documents the labels-only interval would need for the
 variance of the prediction-powered one, ``K var_labels / var_ppi`` (more than K when the judge helps).
 """
@@ -194,6 +198,8 @@ def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     se1 = math.sqrt(_micro.var_cr2(n, z)) * fpc
     df1 = _micro.df_bell_mccaffrey(n)
     v2 = 0.0 if (judge.covers or lam_bar == 0.0) else lam_bar * lam_bar * _micro.var_cr2(judge.n, judge.f)
+    if lam != 0.0 and np.all(s == f):   # no labelled judge error: z = F n up to rounding, no spread
+        se1 = 0.0
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, df1, v2, judge.M - 1.0)
     r = z / n
@@ -216,6 +222,8 @@ def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     se_labels = math.sqrt(np.var(r, ddof=1) / K) * fpc
     se1 = math.sqrt(np.var(e, ddof=1) / K) * fpc
     v2 = 0.0 if (judge.covers or lam_bar == 0.0) else lam_bar * lam_bar * np.var(gj, ddof=1) / judge.M
+    if lam != 0.0 and np.all(s == f):   # no labelled judge error (see ppi_micro)
+        se1 = 0.0
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, K - 1.0, v2, judge.M - 1.0)
     flat = bool(np.all(e == e[0]))
