@@ -74,6 +74,16 @@ def _add_estimate_parser(sub) -> None:
                    help="the manifest of perdoc sample: DATA holds the labelled units (the --doc column, the "
                         "--score column, and the manifest's chunk and draw columns when it has them); the "
                         "design-based estimate of that design is given")
+    e.add_argument("--judge", metavar="COL",
+                   help="an automatic judge's score column on the same rows as --score (the gold labels): "
+                        "judge-assisted (prediction-powered) intervals, by document; needs --judge-file or "
+                        "--judge-sample")
+    e.add_argument("--judge-file", metavar="FILE",
+                   help="with --judge: the judge's scores on every chunk of every population document (the --doc "
+                        "and --judge columns); its mean is then known")
+    e.add_argument("--judge-sample", metavar="FILE",
+                   help="with --judge: the judge's scores on documents that were not labelled, a random sample of "
+                        "the population of their own")
     e.add_argument("--nonresponse", action="store_true",
                    help="with --sample: units of the manifest left without a label are counted as nonresponse "
                         "(default: refused)")
@@ -392,6 +402,8 @@ def _estimate(args) -> int:
     if args.sample is not None:
         from .cli_sample import run_estimate_sample
         return run_estimate_sample(args, format_estimates, _print_text)
+    if args.judge is not None or args.judge_file is not None or args.judge_sample is not None:
+        return _estimate_judged(args)
     table = _adapted_input(args)
     aggregated = False
     doc_name = args.doc or "doc"
@@ -409,6 +421,72 @@ def _estimate(args) -> int:
         write_table(table, args.write_table, doc_name=doc_name)
     _print_estimates(args, result, table, aggregated)
     return 0
+
+
+def _estimate_judged(args) -> int:
+    """``perdoc estimate LABELS --doc ID --score GOLD --judge COL --judge-file FILE``: judge-assisted means."""
+    import json as _json
+    from .errors import ParameterError
+    from .study.judge import estimate_judged, load_judged
+    if args.judge is None:
+        raise ParameterError("--judge-file and --judge-sample go with --judge (the judge's score column)")
+    clash = [flag for flag, v in (("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
+                                  ("--frame", args.frame), ("--sample", args.sample), ("--trec-run", args.trec_run),
+                                  ("--backend", args.backend)) if v is not None]
+    if clash:
+        raise ParameterError(f"--judge reads per-chunk rows with a gold and a judge column; drop {', '.join(clash)}")
+    if args.data is None:
+        raise ParameterError("give the labelled rows' file (DATA) with --judge")
+    if args.doc is None or args.score is None:
+        raise ParameterError("--judge needs --doc (the document id column) and --score (the gold labels' column)")
+    sample = load_judged(args.data, args.doc, args.score, args.judge, judge_file=args.judge_file,
+                         judge_sample=args.judge_sample, **_input_options(args))
+    result = estimate_judged(sample, level=0.95 if args.level is None else args.level,
+                             population_size=_population_size(args),
+                             replicates=0 if args.replicates is None else args.replicates,
+                             seed=1 if args.seed is None else args.seed)
+    if args.json:
+        print(_json.dumps(result.to_dict(), indent=2, allow_nan=False))
+        return 0
+    for line in judged_lines(result, sample, args):
+        _print_text(line)
+    return 0
+
+
+def judged_lines(result, sample, args) -> list[str]:
+    """The text of ``perdoc estimate --judge``: what leads for each mean, in words, then the detail."""
+    pct = f"{result.level:.0%}"
+    where = ("the judge's scores on every population document" if result.covers
+             else f"the judge's scores on {result.judged_documents:,} unlabelled documents (a sample)")
+    out = [f"perdoc estimate: {args.data} with the judge {args.judge!r}",
+           f"K = {result.K} labelled documents; {where}; level = {result.level:g}", ""]
+    names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
+    for kind in ("micro", "macro"):
+        h, r = result.lead(kind), result.ppi[kind]
+        out.append(f"answer, {names[kind]}: {h['estimate']:.4f}, {pct} interval [{h['low']:.4f}, {h['high']:.4f}]")
+        if h["basis"] == "judge":
+            out.append(f"  judge-assisted: the judge's mean corrected by its errors on the labelled documents; "
+                       f"worth about {r['effective_documents']:.0f} labelled documents without the judge "
+                       f"(weight {r['lam']:.2f})")
+        else:
+            out.append("  labels only: the judge agreed with the gold on every labelled document, so its errors "
+                       "cannot be measured and the judge-assisted interval has none")
+        lab = result.labels.interval(kind, result.leads[kind] if h["basis"] != "judge" else _labels_default(result, kind))
+        ci = "no interval" if lab.ci is None else f"[{lab.ci.low:.4f}, {lab.ci.high:.4f}]"
+        out.append(f"  labels only ({lab.method}): {lab.estimate:.4f}, {ci}")
+    a = result.agreement
+    out += ["", f"judge against gold on the labelled documents: correlation of document rates "
+                f"{a['rate_correlation']:.2f}, judge bias {a['bias']:+.4f}, {a['documents_differing']} of {result.K} "
+                "documents where they differ",
+            f"judge mean: micro {result.judge_mean['micro']:.4f}, macro {result.judge_mean['macro']:.4f}"]
+    if sample.judge_exclusions:
+        out.append("excluded judge rows: " + "; ".join(f"{e.rows} ({e.reason})" for e in sample.judge_exclusions))
+    return out
+
+
+def _labels_default(result, kind):
+    from .study.policy import default_method
+    return default_method(result.labels, kind)
 
 
 def _population_size(args):

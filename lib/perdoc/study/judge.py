@@ -1,0 +1,197 @@
+"""A few gold labels and an automatic judge on every chunk: reading them, and the answer they give.
+
+:func:`load_judged` reads the labelled rows (a gold score column and a judge column per chunk) and
+the judge's scores on the population (a second file, ``judge_file``, one row per chunk of every
+population document), or on a sample of unlabelled documents (``judge_sample``, ppi_py's setting). :func:`estimate_judged` gives the judge-assisted micro and macro means
+(:mod:`perdoc.methods.ppi`) beside the labels-only ones, and which one leads: the judge-assisted
+interval, or the labels-only one where the judge-assisted one has none (the judge and the gold agree
+on every labelled document, so its error cannot be measured). ``benchmarks/judge_panel.py`` measures
+that rule's coverage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..methods.ppi import JudgeScores, ppi_macro, ppi_micro
+from ..methods.results import _num
+from ..reading.table import DocTable
+
+__all__ = ["JudgedSample", "JudgeEstimates", "load_judged", "estimate_judged"]
+
+
+@dataclass(frozen=True)
+class JudgedSample:
+    """The labelled documents (``table``: gold sums), the judge's sum on each of them (``f``, in the
+    table's order) and the judge's scores on the judged documents (``judge``)."""
+
+    table: DocTable
+    f: np.ndarray
+    judge: JudgeScores
+    judge_column: str = "judge"
+    #: rows of the judge file or of the unlabelled rows that were left out, with the reason
+    judge_exclusions: tuple = ()
+
+
+def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judge_sample=None,
+                **options) -> JudgedSample:
+    """Read the labelled rows of ``data`` (``score`` the gold column, ``judge`` the judge's column of
+    the same rows; every labelled chunk needs both) and the judge's scores beyond them, from exactly one of:
+
+    * ``judge_file``: rows of every population document (the ``doc`` and ``judge`` columns); the
+      judge's mean over the population is then known, and the file is a frame. The labelled
+      documents must be among them with the same number of chunks;
+    * ``judge_sample``: rows of judged documents that were not labelled, a random sample of the
+      population of their own (ppi_py's setting): the judge's mean is estimated from them.
+
+    ``options`` go to :func:`perdoc.load_chunks` (format, metric of the gold score, ...)."""
+    from ..reading.io import load_chunks
+    if judge == score:
+        raise ParameterError(f"--judge must name another column than --score (both are {score!r})")
+    if (judge_file is None) == (judge_sample is None):
+        raise ParameterError("give the judge's scores beyond the labelled rows: --judge-file (every population "
+                             "document) or --judge-sample (judged documents that were not labelled), one of them")
+    gold = load_chunks(data, doc=doc, score=score, **options)
+    judged_rows = load_chunks(data, doc=doc, score=judge, **_judge_options(options))
+    pos = _positions(judged_rows.doc, gold.doc, "the judge column", judge)
+    n_j = judged_rows.n[pos]
+    bad = np.flatnonzero(n_j != gold.n)
+    if bad.size or judged_rows.K != gold.K:
+        i = bad[0] if bad.size else None
+        what = (f"document {gold.doc[i]!r}: {int(gold.n[i])} chunks have a gold {score!r} and {int(n_j[i])} a judge "
+                f"{judge!r}" if i is not None else f"{judged_rows.K - gold.K} document(s) have a judge {judge!r} "
+                f"but no gold {score!r}")
+        raise ParameterError(f"{what}: every labelled chunk needs both (put unlabelled judged rows in --judge-sample)")
+    f = judged_rows.s[pos] / judged_rows.scale
+    if judge_file is not None:
+        pop = load_chunks(judge_file, doc=doc, score=judge, **_judge_options(options))
+        where = _positions(pop.doc, gold.doc, "the judge file", judge)
+        short = np.flatnonzero(pop.n[where] != gold.n)
+        if short.size:
+            d = gold.doc[short[0]]
+            raise ParameterError(f"document {d!r} has {int(gold.n[short[0]])} labelled chunks but "
+                                 f"{int(pop.n[where][short[0]])} in the judge file: label every chunk of a "
+                                 "labelled document (a sample of its chunks is not supported yet)")
+        scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=True)
+    else:
+        pop = load_chunks(judge_sample, doc=doc, score=judge, **_judge_options(options))
+        both = np.intersect1d(pop.doc, gold.doc)
+        if both.size:
+            raise ParameterError(f"document {both[0]!r} is both labelled and in --judge-sample: the judged sample "
+                                 "holds the documents that were not labelled")
+        if pop.K < 2:
+            raise ParameterError(f"--judge-sample holds {pop.K} document(s); at least 2 are needed")
+        scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=False)
+    return JudgedSample(table=gold, f=f, judge=scores, judge_column=judge, judge_exclusions=tuple(pop.exclusions))
+
+
+def _judge_options(options: dict) -> dict:
+    """The reading options for the judge's column: its own kind of score (not the gold's metric)."""
+    return {k: v for k, v in options.items() if k != "metric"}
+
+
+def _ff(table: DocTable):
+    return None if table.q is None else table.q / table.scale ** 2
+
+
+def _positions(ids: np.ndarray, wanted: np.ndarray, where: str, judge: str) -> np.ndarray:
+    """Positions in ``ids`` (sorted) of every id of ``wanted``; an id missing is an error."""
+    pos = np.searchsorted(ids, wanted)
+    pos = np.minimum(pos, max(ids.size - 1, 0))
+    missing = np.flatnonzero((ids.size == 0) | (ids[pos] != wanted))
+    if missing.size:
+        raise ParameterError(f"labelled document {wanted[missing[0]]!r} has no judge score {judge!r} in {where} "
+                             f"({missing.size} labelled document(s) missing)")
+    return pos
+
+
+@dataclass(frozen=True)
+class JudgeEstimates:
+    """Judge-assisted and labels-only estimates of one sample, and which interval leads per mean."""
+
+    K: int
+    judged_documents: int
+    covers: bool
+    level: float
+    population_size: int | None
+    ppi: dict                 # {"micro": result of ppi_micro, "macro": result of ppi_macro}
+    labels: Any               # perdoc Estimates of the gold labels alone
+    leads: dict               # {"micro": "ppi" or the labels-only method, "macro": ...}
+    agreement: dict           # correlation of judge and gold rates by document, bias, documents that differ
+    judge_mean: dict = field(default_factory=dict)
+
+    def lead(self, kind: str = "micro") -> dict:
+        """The leading interval of ``kind``: ``{"method", "estimate", "low", "high", "basis"}``."""
+        if self.leads[kind] == "ppi":
+            r = self.ppi[kind]
+            return {"method": f"{kind}.ppi", "estimate": r["estimate"], "low": r["low"], "high": r["high"],
+                    "basis": "judge"}
+        iv = self.labels.interval(kind, self.leads[kind])
+        return {"method": f"{kind}.{iv.method}", "estimate": iv.estimate,
+                "low": None if iv.ci is None else iv.ci.low, "high": None if iv.ci is None else iv.ci.high,
+                "basis": "labels only"}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe (NaN and infinities become None)."""
+        def clean(d):
+            return {k: _num(v) if isinstance(v, float) else v for k, v in d.items()}
+        return {"K": self.K, "judged_documents": self.judged_documents, "judge_covers_population": self.covers,
+                "level": self.level, "population_size": self.population_size,
+                "headline": clean(self.lead("micro")), "headlines": {k: clean(self.lead(k)) for k in ("micro", "macro")},
+                "ppi": {k: clean(v) for k, v in self.ppi.items()}, "agreement": clean(self.agreement),
+                "judge_mean": clean(self.judge_mean),
+                "labels_only": self.labels.to_dict()}
+
+    def tidy(self):
+        """One row per mean and interval (judge-assisted and labels-only lead): a pandas DataFrame."""
+        import pandas as pd
+        rows = []
+        for kind in ("micro", "macro"):
+            r = self.ppi[kind]
+            rows.append({"estimand": kind, "method": "ppi", "estimate": r["estimate"], "low": r["low"],
+                         "high": r["high"], "se": r["se"], "df": r["df"], "lam": r["lam"],
+                         "effective_documents": r["effective_documents"], "leads": self.leads[kind] == "ppi"})
+            iv = self.labels.interval(kind, _labels_lead(self.labels, kind))
+            rows.append({"estimand": kind, "method": iv.method, "estimate": iv.estimate,
+                         "low": None if iv.ci is None else iv.ci.low, "high": None if iv.ci is None else iv.ci.high,
+                         "se": iv.se, "df": iv.df, "lam": 0.0, "effective_documents": float(self.K),
+                         "leads": self.leads[kind] != "ppi"})
+        return pd.DataFrame(rows)
+
+
+def _labels_lead(labels, kind: str) -> str:
+    from .policy import default_method
+    return default_method(labels, kind)
+
+
+def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_size: int | None = None,
+                    replicates: int = 0, seed: int | None = 1) -> JudgeEstimates:
+    """The judge-assisted micro and macro means of ``sample`` (:func:`perdoc.methods.ppi.ppi_micro`,
+    ``ppi_macro``; cross-fitted weights), the labels-only estimates (:func:`perdoc.estimate`), and what
+    leads. ``population_size``: M, the documents the labelled ones were drawn from (finite population
+    correction); with a judge file it defaults to the judged documents."""
+    from .estimate import check_level, estimate
+    level = check_level(level)
+    t = sample.table
+    if population_size is None and sample.judge.covers:
+        population_size = sample.judge.M
+    labels = estimate(t, level=level, population_size=population_size, replicates=replicates, seed=seed)
+    K = t.K
+    fpc = math.sqrt(1.0 - K / population_size) if population_size else 1.0
+    s = t.s / t.scale
+    ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc),
+           "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc)}
+    leads = {k: ("ppi" if math.isfinite(ppi[k]["low"]) else _labels_lead(labels, k)) for k in ppi}
+    r, g = s / t.n, sample.f / t.n
+    corr = float(np.corrcoef(r, g)[0, 1]) if (np.std(r) > 0 and np.std(g) > 0) else float("nan")
+    agreement = {"rate_correlation": corr, "bias": float((sample.f.sum() - s.sum()) / t.n.sum()),
+                 "documents_differing": int(np.sum(sample.f != s))}
+    judge_mean = {"micro": sample.judge.mean, "macro": sample.judge.macro_mean}
+    return JudgeEstimates(K=K, judged_documents=sample.judge.M, covers=sample.judge.covers, level=level,
+                          population_size=population_size, ppi=ppi, labels=labels, leads=leads,
+                          agreement=agreement, judge_mean=judge_mean)

@@ -1,0 +1,142 @@
+"""Judge scores on every chunk: reading the labelled rows and the judge's scores, the judge-assisted
+answer (perdoc.study.judge), and ``perdoc estimate --judge`` (one answer with the Python API; bad
+input -> one line, exit 2)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from perdoc.cli import main
+from perdoc.methods.ppi import JudgeScores, ppi_micro
+from perdoc.study.judge import estimate_judged, load_judged
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _write(path, header, rows):
+    path.write_text(header + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def judged(tmp_path):
+    """A population of 120 documents with a judge right on 85% of chunks; 20 of them labelled."""
+    rng = np.random.default_rng(5)
+    pop, lab = [], []
+    chosen = set(rng.choice(120, 20, replace=False).tolist())
+    for d in range(120):
+        p = rng.beta(2, 3)
+        for c in range(int(rng.integers(1, 9))):
+            y = int(rng.random() < p)
+            f = y if rng.random() < 0.85 else 1 - y
+            pop.append((f"d{d:03d}", c, f))
+            if d in chosen:
+                lab.append((f"d{d:03d}", c, y, f))
+    labels = _write(tmp_path / "labels.csv", "doc_id,chunk,gold,judge", lab)
+    judge = _write(tmp_path / "judge.csv", "doc_id,chunk,judge", pop)
+    unlabelled = _write(tmp_path / "unlabelled.csv", "doc_id,chunk,judge",
+                        [r for r in pop if int(r[0][1:]) not in chosen])
+    return labels, judge, unlabelled
+
+
+def test_reads_the_labelled_sums_and_the_judges_population(judged):
+    labels, judge, _ = judged
+    s = load_judged(labels, "doc_id", "gold", "judge", judge_file=judge)
+    assert s.table.K == 20 and s.judge.M == 120 and s.judge.covers
+    assert s.f.shape == (20,) and np.all(s.f <= s.table.n)
+    got = estimate_judged(s)
+    assert got.population_size == 120                       # the judge file is the frame
+    direct = ppi_micro(s.table.n, s.table.s, s.f, s.judge, fpc=math.sqrt(1 - 20 / 120))
+    assert got.ppi["micro"]["estimate"] == direct["estimate"] and got.ppi["micro"]["low"] == direct["low"]
+    assert got.lead("micro")["method"] == "micro.ppi"
+
+
+def test_cli_leads_with_the_same_interval_as_the_python_api(capsys, judged):
+    labels, judge, _ = judged
+    code, out, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                         "--judge-file", judge, "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    api = estimate_judged(load_judged(labels, "doc_id", "gold", "judge", judge_file=judge))
+    assert d["headline"] == api.to_dict()["headline"]
+    assert d["headline"]["method"] == "micro.ppi" and d["judge_covers_population"] is True
+    assert {"ppi", "agreement", "labels_only", "headlines"} <= set(d)
+    code, out, _ = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", judge)
+    h = d["headline"]
+    assert code == 0 and f"[{h['low']:.4f}, {h['high']:.4f}]" in out.splitlines()[3]
+    assert "worth about" in out and "labels only (logit_cr2)" in out
+
+
+def test_judge_sample_estimates_the_judges_mean(capsys, judged):
+    labels, _, unlabelled = judged
+    code, out, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                         "--judge-sample", unlabelled, "--json")
+    d = json.loads(out)
+    assert code == 0 and d["judge_covers_population"] is False and d["judged_documents"] == 100
+    s = load_judged(labels, "doc_id", "gold", "judge", judge_sample=unlabelled)
+    sampled = ppi_micro(s.table.n, s.table.s, s.f, s.judge)
+    known = ppi_micro(s.table.n, s.table.s, s.f, JudgeScores(s.judge.n, s.judge.f, covers=True))
+    assert d["ppi"]["micro"]["estimate"] == sampled["estimate"] and d["ppi"]["micro"]["se"] == sampled["se"]
+    assert sampled["se"] > known["se"]          # the judge's own sampling error is counted
+
+
+def test_a_judge_right_on_every_labelled_document_leaves_the_labels_only_interval(capsys, tmp_path, judged):
+    labels, judge, _ = judged
+    rows = [line.split(",") for line in labels.read_text().splitlines()[1:]]
+    same = _write(tmp_path / "same.csv", "doc_id,chunk,gold,judge", [(a, b, c, c) for a, b, c, _ in rows])
+    pop = {(a, b): c for a, b, c, _ in rows}
+    prow = [line.split(",") for line in judge.read_text().splitlines()[1:]]
+    jf = _write(tmp_path / "judge_same.csv", "doc_id,chunk,judge", [(a, b, pop.get((a, b), f)) for a, b, f in prow])
+    code, out, _ = run(capsys, "estimate", same, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", jf, "--json")
+    d = json.loads(out)
+    assert code == 0 and d["headline"]["basis"] == "labels only" and d["headline"]["method"] == "micro.logit_cr2"
+    assert d["ppi"]["micro"]["low"] is None and d["agreement"]["documents_differing"] == 0
+    code, out, _ = run(capsys, "estimate", same, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", jf)
+    assert "cannot be measured" in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    ([], "--judge-file (every population document) or --judge-sample"),
+    (["--judge-file", "JUDGE", "--judge-sample", "UNLAB"], "one of them"),
+    (["--judge-file", "UNLAB"], "has no judge score 'judge' in the judge file"),
+    (["--judge-sample", "JUDGE"], "is both labelled and in --judge-sample"),
+])
+def test_bad_judge_input_is_one_line_and_exit_2(capsys, judged, extra, message):
+    labels, judge, unlabelled = judged
+    extra = [{"JUDGE": judge, "UNLAB": unlabelled}.get(x, x) for x in extra]
+    code, out, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge", *extra)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_judge_column_must_differ_from_the_gold(capsys, judged):
+    labels, judge, _ = judged
+    code, _, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "gold",
+                       "--judge-file", judge)
+    assert code == 2 and "another column than --score" in err
+
+
+def test_labelled_chunk_without_a_judge_score_is_named(capsys, tmp_path, judged):
+    labels, judge, _ = judged
+    lines = labels.read_text().splitlines()
+    head, first = lines[0], lines[1].split(",")
+    broken = tmp_path / "broken.csv"
+    broken.write_text("\n".join([head, ",".join(first[:3] + [""])] + lines[2:]) + "\n")
+    code, _, err = run(capsys, "estimate", broken, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", judge)
+    assert code == 2 and "'judge'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_judge_flags_without_judge_are_refused(capsys, judged):
+    labels, judge, _ = judged
+    code, _, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge-file", judge)
+    assert code == 2 and "go with --judge" in err
