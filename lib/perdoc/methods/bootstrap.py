@@ -131,8 +131,8 @@ def bootstrap_batch(n: np.ndarray, s: np.ndarray, seeds, replicates: int,
             idx = np.empty((rows, b, K), dtype=np.int64)
             for i, rng in enumerate(rngs[rs]):
                 idx[i] = rng.integers(0, K, size=(b, K))
-            place = np.take_along_axis(rank[rs], idx.reshape(rows, b * K), axis=1)
-            place += (np.arange(rows * b, dtype=np.int64) * K).repeat(K).reshape(rows, b * K)
+            place = np.take_along_axis(rank[rs], idx.reshape(rows, b * K), axis=1).reshape(rows, b, K)
+            place += (np.arange(rows * b, dtype=np.int64) * K).reshape(rows, b, 1)
             counts = np.bincount(place.ravel(), minlength=rows * b * K).reshape(rows, b, K).astype(float)
             del place
             m = np.matmul(counts, Z[rs])
