@@ -140,3 +140,34 @@ def test_judge_flags_without_judge_are_refused(capsys, judged):
     labels, judge, _ = judged
     code, _, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge-file", judge)
     assert code == 2 and "go with --judge" in err
+
+
+def test_text_says_no_interval_when_the_labels_only_lead_has_none(capsys, tmp_path):
+    """Gold and judge 0 on every labelled chunk: no judge-assisted interval, and the labels-only one
+    (a rate of 0) has none either: the text says so instead of failing."""
+    lab = [(f"d{d}", c, 0, 0) for d in range(6) for c in range(3)]
+    pop = [(f"d{d}", c, 0 if d < 6 else int(c == 0)) for d in range(40) for c in range(3)]
+    labels = _write(tmp_path / "l.csv", "doc_id,chunk,gold,judge", lab)
+    judge = _write(tmp_path / "j.csv", "doc_id,chunk,judge", pop)
+    code, out, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                         "--judge-file", judge)
+    assert code == 0 and err == "" and "no interval" in out.splitlines()[3]
+
+
+def test_judge_sums_must_match_between_the_labels_and_the_judge_file(capsys, tmp_path, judged):
+    labels, judge, _ = judged
+    rows = [line.split(",") for line in judge.read_text().splitlines()[1:]]
+    first_labelled = labels.read_text().splitlines()[1].split(",")[0]
+    other = _write(tmp_path / "other.csv", "doc_id,chunk,judge",
+                   [(a, b, (1 - int(f)) if a == first_labelled else f) for a, b, f in rows])
+    code, _, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", other)
+    assert code == 2 and first_labelled in err and "same judge" in err
+
+
+@pytest.mark.parametrize("flag", [["--params", "params/example.yaml"], ["--write-table", "t.csv"]])
+def test_judge_with_flags_it_cannot_honour_is_refused(capsys, judged, flag):
+    labels, judge, _ = judged
+    code, _, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", judge, *flag)
+    assert code == 2 and flag[0] in err

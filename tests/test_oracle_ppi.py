@@ -164,3 +164,34 @@ def test_no_labelled_judge_error_gives_no_interval_not_a_rounding_one():
     for fn in (ppi_micro, ppi_macro):
         got = fn(n[idx], s[idx], f[idx], judge)
         assert got["se"] == 0.0 and math.isnan(got["low"]) and got["code"] != 0
+
+
+def test_a_judge_that_is_an_exact_affine_copy_of_the_gold_gives_no_interval():
+    n, s, _, idx = _study(seed=12)
+    f = 2.0 * s + 0.1 * n                               # another scale: the weight 1/2 undoes it exactly
+    for fn in (ppi_micro, ppi_macro):
+        got = fn(n[idx], s[idx], f[idx], JudgeScores(n, f))
+        assert got["se"] == 0.0 and math.isnan(got["low"]) and got["code"] != 0, fn.__name__
+
+
+def test_agreement_gives_no_interval_with_a_judged_sample_too():
+    n, s, _, idx = _study(seed=13)
+    rest = np.setdiff1d(np.arange(n.size), idx)
+    f = s.copy()
+    for fn in (ppi_micro, ppi_macro):
+        got = fn(n[idx], s[idx], f[idx], JudgeScores(n[rest], f[rest], covers=False))
+        assert math.isnan(got["low"]) and got["se"] == 0.0, fn.__name__
+
+
+def test_a_fixed_weight_below_one_keeps_the_spread_of_the_corrected_scores():
+    n, s, _, idx = _study(seed=14)
+    got = ppi_micro(n[idx], s[idx], s[idx], JudgeScores(n, s.copy()), lam=0.5)
+    assert got["se"] > 0 and got["low"] < got["high"]
+
+
+def test_crossfit_weights_need_two_other_documents_and_a_varying_judge():
+    from perdoc.methods.ppi import crossfit_weights
+    assert np.array_equal(crossfit_weights([1.0, 2.0], [1.0, 1.0], [2.0, 3.0]), [0.0, 0.0])
+    n = np.array([3.0, 5.0, 2.0, 7.0])
+    f = 0.3 * n                                          # the same judge rate everywhere: no slope
+    assert np.array_equal(crossfit_weights(f, np.array([1.0, 2.0, 0.0, 3.0]), n), np.zeros(4))

@@ -131,7 +131,7 @@ def test_threads_change_no_result(monkeypatch):
     one = sim.rep_intervals(c, k=8, reps=30, seed=4, replicates=49)
     a = sim.simulate(c, k=8, reps=30, seed=4, replicates=49).to_dict()
     monkeypatch.setenv("PERDOC_THREADS", "3")
-    monkeypatch.setattr(sim, "BLOCK_CELLS", 49 * 4)          # blocks of at most 4 repetitions
+    monkeypatch.setattr(sim, "BLOCK_CELLS", 49 * 4 * 3)      # 3 threads: blocks of at most 4 repetitions
     plan = sim._Plan(c, k=8, reps=30, seed=4, level=0.95, design=None, replicates=49)
     assert plan.threads == 3 and plan.block == 4             # 30 = 7 x 4 + 2: 8 blocks in 3 threads
     three = sim.rep_intervals(c, k=8, reps=30, seed=4, replicates=49)

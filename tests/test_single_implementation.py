@@ -101,17 +101,19 @@ def test_bootstrap_batch_split_over_samples_gives_the_same_bits():
             assert _same(v, split[key]), (cells, key)
 
 
-@pytest.mark.parametrize("K, weights", [(6, "rademacher"), (6, "auto"), (11, "auto")])  # enumerated, Webb, drawn
+@pytest.mark.parametrize("K, weights", [(6, "rademacher"), (6, "auto"), (11, "auto")])  # enumerated; Webb and
+                                                                                          # Rademacher drawn
 def test_wild_draw_sums_split_over_samples_gives_the_same_bits(monkeypatch, K, weights):
     import perdoc.methods.wild as wild
     n, s, _, _ = batch(rows=7, K=K, seed=9)
     seeds = list(range(30, 37))
     whole = wild.draw_sums(n, s, seeds, B=199, weights=weights)
-    monkeypatch.setattr(wild, "BLOCK_ELEMS", K * 199 * 3)      # three samples at a time
+    draws = whole.draws                                       # 64 enumerated patterns, else 199
+    monkeypatch.setattr(wild, "BLOCK_ELEMS", K * draws * 3)  # three samples at a time
     split = wild.draw_sums(n, s, seeds, B=199, weights=weights)
     for key in ("P", "Q", "a0", "a1", "a2", "varies", "const"):
         assert _same(getattr(whole, key), getattr(split, key)), key
-    assert whole.draws == split.draws
+    assert whole.draws == split.draws and whole.P.shape[0] == 7
 
 
 def test_wild_batch_equals_wild_interval():

@@ -394,6 +394,8 @@ def _estimate(args) -> int:
     from .study.estimate import DEFAULT_REPLICATES, DEFAULT_SEED, estimate
     from .reading.io import load_chunks, load_docs, write_table
 
+    if args.judge is not None or args.judge_file is not None or args.judge_sample is not None:
+        return _estimate_judged(args)
     if args.params is not None:
         return _estimate_params(args)
     if args.skip_simulation:
@@ -402,8 +404,6 @@ def _estimate(args) -> int:
     if args.sample is not None:
         from .cli_sample import run_estimate_sample
         return run_estimate_sample(args, format_estimates, _print_text)
-    if args.judge is not None or args.judge_file is not None or args.judge_sample is not None:
-        return _estimate_judged(args)
     table = _adapted_input(args)
     aggregated = False
     doc_name = args.doc or "doc"
@@ -432,7 +432,8 @@ def _estimate_judged(args) -> int:
         raise ParameterError("--judge-file and --judge-sample go with --judge (the judge's score column)")
     clash = [flag for flag, v in (("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
                                   ("--frame", args.frame), ("--sample", args.sample), ("--trec-run", args.trec_run),
-                                  ("--backend", args.backend)) if v is not None]
+                                  ("--backend", args.backend), ("--write-table", args.write_table),
+                                  ("--params", args.params)) if v is not None]
     if clash:
         raise ParameterError(f"--judge reads per-chunk rows with a gold and a judge column; drop {', '.join(clash)}")
     if args.data is None:
@@ -455,6 +456,7 @@ def _estimate_judged(args) -> int:
 
 def judged_lines(result, sample, args) -> list[str]:
     """The text of ``perdoc estimate --judge``: what leads for each mean, in words, then the detail."""
+    import math
     pct = f"{result.level:.0%}"
     where = ("the judge's scores on every population document" if result.covers
              else f"the judge's scores on {result.judged_documents:,} unlabelled documents (a sample)")
@@ -463,7 +465,9 @@ def judged_lines(result, sample, args) -> list[str]:
     names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
     for kind in ("micro", "macro"):
         h, r = result.lead(kind), result.ppi[kind]
-        out.append(f"answer, {names[kind]}: {h['estimate']:.4f}, {pct} interval [{h['low']:.4f}, {h['high']:.4f}]")
+        ends = ("no interval" if h["low"] is None or h["high"] is None or not math.isfinite(h["low"])
+                else f"{pct} interval [{h['low']:.4f}, {h['high']:.4f}]")
+        out.append(f"answer, {names[kind]}: {h['estimate']:.4f}, {ends}")
         if h["basis"] == "judge":
             out.append(f"  judge-assisted: the judge's mean corrected by its errors on the labelled documents; "
                        f"worth about {r['effective_documents']:.0f} labelled documents without the judge "

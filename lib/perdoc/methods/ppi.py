@@ -44,9 +44,10 @@ variances over chunks): the interval that ignores the documents, shown as a warn
 With one chunk per document, a judge sample and no finite population correction it is
 ``ppi_mean_ci`` exactly (golden values from ppi_py: ``tests/oracle/ppi_oracle.py``).
 
-When the judge and the gold agree on every labelled document, the data show none of the judge's
-errors: the standard error is zero and there is no interval (``code`` ZERO_SE), never a
-falsely precise one; the labels-only interval is what is left to report.
+When the corrected document rates agree up to rounding (the judge equals the gold on every labelled
+document, or is an exact affine copy of it), the data show none of the judge's errors: the standard
+error is zero and there is no interval (``code`` FLAT), whether the judge covers the population or
+is a sample of its own, never a falsely precise one; the labels-only interval is what is left to report.
 
 ``effective_documents``: how many labelled documents the labels-only interval would need for the
 variance of the prediction-powered one, ``K var_labels / var_ppi`` (more than K when the judge helps).
@@ -151,10 +152,22 @@ def _result(est, se, df, alpha, flat, lam, *, se_labels, K, z=False) -> dict:
             "code": int(code), "lam": float(lam), "effective_documents": eff}
 
 
+#: Corrected document rates within this many units in the last place of their largest value have no
+#: spread: what is left is the rounding of ``s - lambda (f - F n)``, not the judge's error.
+SPREAD_ULPS = 64
+
+
+def _no_spread(r: np.ndarray) -> bool:
+    """The corrected rates ``r`` agree up to rounding (a judge equal to the gold, or an exact affine
+    copy of it, on every labelled document)."""
+    top = float(np.max(np.abs(r)))
+    return bool(np.ptp(r) <= SPREAD_ULPS * np.finfo(float).eps * top) if top > 0 else True
+
+
 def crossfit_weights(x, y, w=None) -> np.ndarray:
     """Per labelled document d, the weight fitted on the other labelled documents: the slope of the
     gold on the judge through their means, ``sum_e u_e v_e / sum_e v_e^2`` over ``e != d``, clipped
-    to [0, 1] (0 where the judge does not vary over them).
+    to [0, 1] (0 where the judge does not vary over them, and for every document when K < 3).
 
     Micro mean: ``x`` the judge sums ``f``, ``y`` the gold sums ``s`` and ``w`` the chunks ``n``;
     ``u_e = s_e - a n_e``, ``v_e = f_e - b n_e`` with ``a``, ``b`` the others' ratio means. Macro
@@ -165,11 +178,15 @@ def crossfit_weights(x, y, w=None) -> np.ndarray:
     sums = lambda v: v.sum() - v   # noqa: E731  (over the other documents)
     W, X, Y = sums(w), sums(x), sums(y)
     WW, XX, XY, XW, YW = sums(w * w), sums(x * x), sums(x * y), sums(x * w), sums(y * w)
+    if K < 3:   # a slope needs at least two other documents
+        return np.zeros(K)
     with np.errstate(invalid="ignore", divide="ignore"):
         a, b = Y / W, X / W
         num = XY - b * YW - a * XW + a * b * WW
         den = XX - 2.0 * b * XW + b * b * WW
-        lam = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        # a judge constant over the others leaves only the cancellation of the totals: no slope
+        usable = den > 1e-12 * (XX + b * b * WW)
+        lam = np.where(usable, num / np.where(usable, den, 1.0), 0.0)
     return np.clip(np.nan_to_num(lam), 0.0, 1.0)
 
 
@@ -198,12 +215,12 @@ def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     se1 = math.sqrt(_micro.var_cr2(n, z)) * fpc
     df1 = _micro.df_bell_mccaffrey(n)
     v2 = 0.0 if (judge.covers or lam_bar == 0.0) else lam_bar * lam_bar * _micro.var_cr2(judge.n, judge.f)
-    if lam != 0.0 and np.all(s == f):   # no labelled judge error: z = F n up to rounding, no spread
-        se1 = 0.0
+    r = z / n
+    flat = _no_spread(r)
+    if flat:   # the corrected rates agree (the judge's errors cannot be measured): no interval
+        se1, v2 = 0.0, 0.0
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, df1, v2, judge.M - 1.0)
-    r = z / n
-    flat = bool(np.all(r == r[0]))
     return _result(z.sum() / N, se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=n.size)
 
 
@@ -222,11 +239,11 @@ def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     se_labels = math.sqrt(np.var(r, ddof=1) / K) * fpc
     se1 = math.sqrt(np.var(e, ddof=1) / K) * fpc
     v2 = 0.0 if (judge.covers or lam_bar == 0.0) else lam_bar * lam_bar * np.var(gj, ddof=1) / judge.M
-    if lam != 0.0 and np.all(s == f):   # no labelled judge error (see ppi_micro)
-        se1 = 0.0
+    flat = _no_spread(e)
+    if flat:   # no spread in the corrected rates (see ppi_micro)
+        se1, v2 = 0.0, 0.0
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, K - 1.0, v2, judge.M - 1.0)
-    flat = bool(np.all(e == e[0]))
     return _result(float(np.mean(e)), se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=K)
 
 

@@ -191,6 +191,8 @@ def draw_sums(n, s, seeds, B: int = 9999, weights: str = "auto") -> DrawSums:
     depend on the batch); enumerated weights are shared by every row."""
     n, s = np.asarray(n, float), np.asarray(s, float)
     rows_n, K = n.shape
+    if int(B) < 1:
+        raise ValueError(f"the wild bootstrap needs at least 1 draw (got B = {B})")
     values, _, enumerated = _scheme(K, weights, B)
     N = n.sum(axis=1)
     c1 = K / (K - 1)

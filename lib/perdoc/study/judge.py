@@ -77,6 +77,12 @@ def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judg
             raise ParameterError(f"document {d!r} has {int(gold.n[short[0]])} labelled chunks but "
                                  f"{int(pop.n[where][short[0]])} in the judge file: label every chunk of a "
                                  "labelled document (a sample of its chunks is not supported yet)")
+        f_pop = pop.s[where] / pop.scale
+        off = np.flatnonzero(np.abs(f_pop - f) > 1e-9 * np.maximum(1.0, np.abs(f)))
+        if off.size:
+            d = gold.doc[off[0]]
+            raise ParameterError(f"document {d!r}: the judge {judge!r} sums to {f[off[0]]:g} on the labelled rows but "
+                                 f"{f_pop[off[0]]:g} in the judge file: both must hold the same judge's scores")
         scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=True)
     else:
         pop = load_chunks(judge_sample, doc=doc, score=judge, **_judge_options(options))

@@ -96,8 +96,8 @@ MAX_REPS = 1_000_000
 #: Bootstrap replicates x documents per sample: one sample's draws, about 40 bytes a cell, are
 #: held at once (2^24 cells: well under a gigabyte).
 MAX_RESAMPLING_CELLS = 1 << 24
-BLOCK_CELLS = 1 << 21      # repetitions x replicates per block (the bootstrap and wild code bound
-                           # their own repetition x replicate x document cells)
+BLOCK_CELLS = 1 << 21      # repetitions x replicates of the blocks in flight (the bootstrap and wild
+                           # code bound their own repetition x replicate x document cells)
 MAX_BLOCK_REPS = 2048      # block size without resampling
 SEED_MAX = 2**63 - 1
 
@@ -423,9 +423,10 @@ class _Plan:
 
     def _set_streams(self) -> None:
         """The block size and the random streams: per-repetition bootstrap seeds, samples, chunk subsamples."""
-        most = max(1, min(MAX_BLOCK_REPS, BLOCK_CELLS // max(1, self.replicates)))
-        # with resampling (where the time goes), as many blocks as threads at least, of even size
+        # with resampling (where the time goes), as many blocks as threads at least, of even size; the
+        # blocks in flight together hold at most BLOCK_CELLS repetitions x replicates
         self.threads = workers() if self.replicates else 1
+        most = max(1, min(MAX_BLOCK_REPS, BLOCK_CELLS // (max(1, self.replicates) * self.threads)))
         parts = -(-self.reps // most)
         if self.threads > 1:
             parts = -(-max(parts, self.threads) // self.threads) * self.threads
