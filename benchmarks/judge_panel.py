@@ -19,7 +19,7 @@ The judge covers the population (its mean over every chunk is known). For each c
 ``logit_cr2`` and ``cr2`` for the micro mean, ``t`` for the macro mean), the prediction-powered
 ``micro.ppi`` and ``macro.ppi`` (:mod:`perdoc.methods.ppi`) and the chunk-level baseline
 ``micro.ppi_iid`` (ppi_py's interval with chunks as items). ``*.ppi_lead`` is what would lead: the
-judge-assisted interval, or the labels-only one (``logit_cr2``, macro ``t``) in a sample where the
+judge-assisted interval (on the logit scale, as :func:`perdoc.methods.ppi.lead_ends` chooses), or the labels-only one (``logit_cr2``, macro ``t``) in a sample where the
 judge-assisted one has none (no labelled document where judge and gold differ: zero variance). Coverage of the census's gold value
 (no interval counts as a miss), Monte Carlo SE, mean width, and the width relative to the
 labels-only leading interval. Seeded; writes JSON and prints a table.
@@ -93,7 +93,7 @@ def make_judge(n, s, kind: str, rng):
 def run_cell(job) -> dict:
     from perdoc.methods import micro
     from perdoc.methods.intervals import logit_cr2, t_interval
-    from perdoc.methods.ppi import JudgeScores, ppi_iid, ppi_macro, ppi_micro
+    from perdoc.methods.ppi import JudgeScores, lead_ends, ppi_iid, ppi_macro, ppi_micro
     census = job["census"]
     n, s = np.asarray(census.n, float), np.asarray(census.s, float) / census.scale
     rng = np.random.Generator(np.random.PCG64([SEED, job["k"], sum(map(ord, job["name"] + job["judge"]))]))
@@ -122,20 +122,22 @@ def run_cell(job) -> dict:
         out["micro.logit_cr2"] = (float(lo), float(hi))
         lo, hi, _ = t_interval(R, se2, df, 0.05, flat)
         out["micro.cr2"] = (float(lo), float(hi))
-        pm = ppi_micro(ni, si, fi, judge, fpc=fpc)
+        pm = ppi_micro(ni, si, fi, judge, fpc=fpc, bounded=True)
         lams.append(pm["lam"])
         out["micro.ppi"] = (pm["low"], pm["high"])
         # what leads: the judge-assisted interval, or the labels-only one where it has none
         # (no labelled document where the judge and the gold differ: zero variance)
-        out["micro.ppi_lead"] = out["micro.ppi"] if math.isfinite(pm["low"]) else out["micro.logit_cr2"]
+        le = lead_ends(pm)
+        out["micro.ppi_lead"] = le[1:] if le else out["micro.logit_cr2"]
         pi = ppi_iid(ni, si, fi, si, fi, sfi, judge, fpc=fpc)
         out["micro.ppi_iid"] = (pi["low"], pi["high"])
         sem = math.sqrt(np.var(r, ddof=1) / K) * fpc
         lo, hi, _ = t_interval(float(np.mean(r)), sem, K - 1.0, 0.05, flat)
         out["macro.t"] = (float(lo), float(hi))
-        pa = ppi_macro(ni, si, fi, judge, fpc=fpc)
+        pa = ppi_macro(ni, si, fi, judge, fpc=fpc, bounded=True)
         out["macro.ppi"] = (pa["low"], pa["high"])
-        out["macro.ppi_lead"] = out["macro.ppi"] if math.isfinite(pa["low"]) else out["macro.t"]
+        le = lead_ends(pa)
+        out["macro.ppi_lead"] = le[1:] if le else out["macro.t"]
         for m, (lo, hi) in out.items():
             t = tally[m]
             if math.isfinite(lo) and math.isfinite(hi):
@@ -182,6 +184,31 @@ def binary_censuses(patterns, heldout: bool):
     return out
 
 
+def summary(results) -> str:
+    """Per set (panel, held-out), judge and K: cells, min and mean coverage of what leads, cells at
+    0.94 or more, and the median width relative to the labels-only lead (micro, then macro)."""
+    import statistics
+    lines = ["| set | judge | K | cells | micro lead cov. min / mean | >= 0.94 | labels only: min / mean | width / "
+             "labels (median) | macro lead cov. min / mean | >= 0.94 | t: min / mean | width / t |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    sets = sorted({r["set"] != "panel" for r in results})
+    for held in sets:
+        for judge in JUDGES:
+            for k in sorted({r["k"] for r in results}):
+                cells = [r for r in results if (r["set"] != "panel") == held and r["judge"] == judge and r["k"] == k]
+                if not cells:
+                    continue
+                row = [("held-out" if held else "panel"), judge, str(k), str(len(cells))]
+                for m, base in (("micro.ppi_lead", "micro.logit_cr2"), ("macro.ppi_lead", "macro.t")):
+                    cov = [c["methods"][m]["coverage"] for c in cells]
+                    bc = [c["methods"][base]["coverage"] for c in cells]
+                    w = [c["methods"][m]["width_vs_lead"] for c in cells if c["methods"][m]["width_vs_lead"]]
+                    row += [f"{min(cov):.3f} / {statistics.mean(cov):.3f}", f"{sum(x >= 0.94 for x in cov)}",
+                            f"{min(bc):.3f} / {statistics.mean(bc):.3f}", f"{statistics.median(w):.2f}" if w else "-"]
+                lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2000)
@@ -190,7 +217,11 @@ def main(argv=None) -> None:
     ap.add_argument("--judges", default=",".join(JUDGES))
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--out", default=str(HERE / "judge_panel.json"))
+    ap.add_argument("--summary", action="store_true", help="print the summary of --out and stop")
     a = ap.parse_args(argv)
+    if a.summary:
+        print(summary(json.loads(Path(a.out).read_text())["results"]))
+        return
     t0 = time.perf_counter()
     results = []
     print("| set | census | judge | r | K | labels lead cov. | ppi lead cov. (MC se) | width / labels | ppi_iid cov. "
@@ -214,6 +245,7 @@ def main(argv=None) -> None:
                                                 "seconds": time.perf_counter() - t0}, "results": results},
                                       indent=1) + "\n")
     print(f"{time.perf_counter() - t0:.0f} s")
+    print(summary(results))
 
 
 if __name__ == "__main__":

@@ -53,8 +53,8 @@ def test_reads_the_labelled_sums_and_the_judges_population(judged):
     got = estimate_judged(s)
     assert got.population_size == 120                       # the judge file is the frame
     direct = ppi_micro(s.table.n, s.table.s, s.f, s.judge, fpc=math.sqrt(1 - 20 / 120))
-    assert got.ppi["micro"]["estimate"] == direct["estimate"] and got.ppi["micro"]["low"] == direct["low"]
-    assert got.lead("micro")["method"] == "micro.ppi"
+    assert got.ppi["micro"]["estimate"] == direct["estimate"] and got.ppi["micro"]["se"] == direct["se"]
+    assert got.lead("micro")["method"] == "micro.logit_ppi"      # a 0/1 metric: the logit scale
 
 
 def test_cli_leads_with_the_same_interval_as_the_python_api(capsys, judged):
@@ -65,7 +65,7 @@ def test_cli_leads_with_the_same_interval_as_the_python_api(capsys, judged):
     d = json.loads(out)
     api = estimate_judged(load_judged(labels, "doc_id", "gold", "judge", judge_file=judge))
     assert d["headline"] == api.to_dict()["headline"]
-    assert d["headline"]["method"] == "micro.ppi" and d["judge_covers_population"] is True
+    assert d["headline"]["method"] == "micro.logit_ppi" and d["judge_covers_population"] is True
     assert {"ppi", "agreement", "labels_only", "headlines"} <= set(d)
     code, out, _ = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
                        "--judge-file", judge)

@@ -195,3 +195,16 @@ def test_crossfit_weights_need_two_other_documents_and_a_varying_judge():
     n = np.array([3.0, 5.0, 2.0, 7.0])
     f = 0.3 * n                                          # the same judge rate everywhere: no slope
     assert np.array_equal(crossfit_weights(f, np.array([1.0, 2.0, 0.0, 3.0]), n), np.zeros(4))
+
+
+def test_logit_interval_of_a_bounded_metric_is_logit_cr2_of_the_same_se_and_df():
+    from perdoc.methods.intervals import logit_cr2
+    from perdoc.methods.ppi import lead_ends
+    n, s, f, idx = _study(seed=15)
+    got = ppi_micro(n[idx], s[idx], f[idx], JudgeScores(n, f), bounded=True)
+    lo, hi, code, _ = logit_cr2(np.float64(got["estimate"]), np.float64(got["se"]), np.float64(got["df"]), 0.05,
+                                np.bool_(False), True)
+    assert (got["logit_low"], got["logit_high"]) == (float(lo), float(hi)) and 0 < lo < got["estimate"] < hi < 1
+    assert lead_ends(got) == ("logit_ppi", got["logit_low"], got["logit_high"])
+    plain = ppi_micro(n[idx], s[idx], f[idx], JudgeScores(n, f))
+    assert "logit_low" not in plain and lead_ends(plain) == ("ppi", plain["low"], plain["high"])

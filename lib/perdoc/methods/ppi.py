@@ -61,9 +61,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import micro as _micro
-from .intervals import t_interval, z_interval
+from .intervals import logit_cr2, t_interval, z_interval
 
-__all__ = ["JudgeScores", "ppi_lambda", "crossfit_weights", "ppi_micro", "ppi_macro", "ppi_iid"]
+__all__ = ["JudgeScores", "ppi_lambda", "crossfit_weights", "ppi_micro", "ppi_macro", "ppi_iid", "lead_ends"]
 
 
 @dataclass(frozen=True)
@@ -140,16 +140,32 @@ def _satterthwaite(v1: float, df1: float, v2: float, df2: float) -> float:
     return (v1 + v2) ** 2 / (v1 * v1 / df1 + v2 * v2 / df2)
 
 
-def _result(est, se, df, alpha, flat, lam, *, se_labels, K, z=False) -> dict:
-    """The interval and the fields every prediction-powered result carries."""
+def _result(est, se, df, alpha, flat, lam, *, se_labels, K, z=False, bounded=False) -> dict:
+    """The interval and the fields every prediction-powered result carries; with ``bounded`` (a
+    metric in [0, 1]) also the interval on the logit scale (``logit_low``, ``logit_high``,
+    ``logit_code``: as :func:`perdoc.methods.logit_cr2` from the same se and df)."""
     est, se, df = float(est), float(se), float(df)
     if z:
         lo, hi, code = z_interval(est, se, alpha)
     else:
         lo, hi, code = t_interval(est, se, df, alpha, flat)
     eff = K * (se_labels / se) ** 2 if se > 0 and math.isfinite(se_labels) else float("nan")
-    return {"estimate": est, "se": se, "df": df if not z else float("inf"), "low": float(lo), "high": float(hi),
-            "code": int(code), "lam": float(lam), "effective_documents": eff}
+    out = {"estimate": est, "se": se, "df": df if not z else float("inf"), "low": float(lo), "high": float(hi),
+           "code": int(code), "lam": float(lam), "effective_documents": eff}
+    if bounded:
+        llo, lhi, lcode, _ = logit_cr2(np.float64(est), np.float64(se), np.float64(df), alpha, np.bool_(flat), True)
+        out.update(logit_low=float(llo), logit_high=float(lhi), logit_code=int(lcode))
+    return out
+
+
+def lead_ends(result: dict) -> tuple[str, float, float] | None:
+    """The judge-assisted interval that leads: ``("logit_ppi", low, high)`` for a bounded metric where
+    the logit interval exists, else ``("ppi", low, high)`` where the t interval does, else None."""
+    if "logit_code" in result and result["logit_code"] == 0:
+        return "logit_ppi", result["logit_low"], result["logit_high"]
+    if result["code"] == 0 and math.isfinite(result["low"]):
+        return "ppi", result["low"], result["high"]
+    return None
 
 
 #: Corrected document rates within this many units in the last place of their largest value have no
@@ -196,14 +212,15 @@ def _weights(lam, K: int, fitted) -> np.ndarray:
 
 
 def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
-              fpc: float = 1.0) -> dict:
+              fpc: float = 1.0, bounded: bool = False) -> dict:
     """The prediction-powered micro mean and its document-level interval (module docstring).
 
     ``n``, ``s``, ``f``: per labelled document, chunks, gold sum and judge sum; ``judge``: the judged
     documents; ``lam``: one weight for every document (default: each document's weight fitted on the
     others, :func:`crossfit_weights`); ``fpc``: the finite population factor ``sqrt(1 - K/M)`` of the
-    labelled sample. Returns ``estimate``, ``se``, ``df``, ``low``, ``high``, ``code`` (an interval
-    status code; OK, FLAT, ZERO_SE, BAD_DF), ``lam`` (the weights' mean, by chunks) and
+    labelled sample; ``bounded``: the metric lies in [0, 1] (adds the logit-scale interval, which
+    :func:`lead_ends` prefers). Returns ``estimate``, ``se``, ``df``, ``low``, ``high``, ``code`` (an
+    interval status code; OK, FLAT, ZERO_SE, BAD_DF), ``lam`` (the weights' mean, by chunks) and
     ``effective_documents``."""
     n, s, f = _as(n), _as(s), _as(f)
     lam_d = _weights(lam, n.size, lambda: crossfit_weights(f, s, n))
@@ -221,11 +238,11 @@ def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
         se1, v2 = 0.0, 0.0
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, df1, v2, judge.M - 1.0)
-    return _result(z.sum() / N, se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=n.size)
+    return _result(z.sum() / N, se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=n.size, bounded=bounded)
 
 
 def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
-              fpc: float = 1.0) -> dict:
+              fpc: float = 1.0, bounded: bool = False) -> dict:
     """The prediction-powered macro mean (module docstring); same arguments and result as
     :func:`ppi_micro` (the weights fitted on the document rates)."""
     n, s, f = _as(n), _as(s), _as(f)
@@ -244,7 +261,8 @@ def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
         se1, v2 = 0.0, 0.0
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, K - 1.0, v2, judge.M - 1.0)
-    return _result(float(np.mean(e)), se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=K)
+    return _result(float(np.mean(e)), se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=K,
+                   bounded=bounded)
 
 
 def ppi_iid(n, s, f, q, ff, sf, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from ..methods.ppi import JudgeScores, ppi_macro, ppi_micro
+from ..methods.ppi import JudgeScores, lead_ends, ppi_macro, ppi_micro
 from ..methods.results import _num
 from ..reading.table import DocTable
 
@@ -127,15 +127,16 @@ class JudgeEstimates:
     population_size: int | None
     ppi: dict                 # {"micro": result of ppi_micro, "macro": result of ppi_macro}
     labels: Any               # perdoc Estimates of the gold labels alone
-    leads: dict               # {"micro": "ppi" or the labels-only method, "macro": ...}
+    leads: dict               # {"micro": "logit_ppi", "ppi" or the labels-only method, "macro": ...}
     agreement: dict           # correlation of judge and gold rates by document, bias, documents that differ
     judge_mean: dict = field(default_factory=dict)
 
     def lead(self, kind: str = "micro") -> dict:
         """The leading interval of ``kind``: ``{"method", "estimate", "low", "high", "basis"}``."""
-        if self.leads[kind] == "ppi":
+        if self.leads[kind] in ("ppi", "logit_ppi"):
             r = self.ppi[kind]
-            return {"method": f"{kind}.ppi", "estimate": r["estimate"], "low": r["low"], "high": r["high"],
+            _, low, high = lead_ends(r)
+            return {"method": f"{kind}.{self.leads[kind]}", "estimate": r["estimate"], "low": low, "high": high,
                     "basis": "judge"}
         iv = self.labels.interval(kind, self.leads[kind])
         return {"method": f"{kind}.{iv.method}", "estimate": iv.estimate,
@@ -159,14 +160,16 @@ class JudgeEstimates:
         rows = []
         for kind in ("micro", "macro"):
             r = self.ppi[kind]
-            rows.append({"estimand": kind, "method": "ppi", "estimate": r["estimate"], "low": r["low"],
-                         "high": r["high"], "se": r["se"], "df": r["df"], "lam": r["lam"],
-                         "effective_documents": r["effective_documents"], "leads": self.leads[kind] == "ppi"})
+            method, low, high = lead_ends(r) or ("ppi", r["low"], r["high"])
+            rows.append({"estimand": kind, "method": method, "estimate": r["estimate"], "low": low,
+                         "high": high, "se": r["se"], "df": r["df"], "lam": r["lam"],
+                         "effective_documents": r["effective_documents"],
+                         "leads": self.leads[kind] in ("ppi", "logit_ppi")})
             iv = self.labels.interval(kind, _labels_lead(self.labels, kind))
             rows.append({"estimand": kind, "method": iv.method, "estimate": iv.estimate,
                          "low": None if iv.ci is None else iv.ci.low, "high": None if iv.ci is None else iv.ci.high,
                          "se": iv.se, "df": iv.df, "lam": 0.0, "effective_documents": float(self.K),
-                         "leads": self.leads[kind] != "ppi"})
+                         "leads": self.leads[kind] not in ("ppi", "logit_ppi")})
         return pd.DataFrame(rows)
 
 
@@ -190,9 +193,13 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     K = t.K
     fpc = math.sqrt(1.0 - K / population_size) if population_size else 1.0
     s = t.s / t.scale
-    ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc),
-           "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc)}
-    leads = {k: ("ppi" if math.isfinite(ppi[k]["low"]) else _labels_lead(labels, k)) for k in ppi}
+    bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
+    ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded),
+           "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded)}
+    leads = {}
+    for k, r in ppi.items():
+        ends = lead_ends(r)
+        leads[k] = ends[0] if ends else _labels_lead(labels, k)
     r, g = s / t.n, sample.f / t.n
     corr = float(np.corrcoef(r, g)[0, 1]) if (np.std(r) > 0 and np.std(g) > 0) else float("nan")
     agreement = {"rate_correlation": corr, "bias": float((sample.f.sum() - s.sum()) / t.n.sum()),
