@@ -118,24 +118,30 @@ def test_committed_without_outputs(path):
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Every notebook of the path, in both languages, run top to bottom by papermill: a fresh kernel
-    each, cwd = the notebook's folder, small parameters. The lab's widgets cell is left out: a
-    headless run moves no slider, and nbclient, which stands in for the browser's widget manager,
-    now and then never sees the end of a cell whose Output widget captures a display, so the run
-    waited forever; the cell only wires sliders to perdoc.teach.coverage_lab and show_lab, which
-    run in the cell before it and are tested directly below."""
+    """Every notebook of the path, in both languages, run top to bottom by papermill in one kernel
+    (started as a report's is), each after ``%reset -f`` and a change to the notebook's folder, so it
+    starts from an empty namespace where a reader's Jupyter would start it; small parameters. The
+    lab's widgets cell is left out: a headless run moves no slider, and nbclient, which stands in
+    for the browser's widget manager, now and then never sees the end of a cell whose Output widget
+    captures a display, so the run waited forever; the cell only wires sliders to
+    perdoc.teach.coverage_lab and show_lab, which run in the cell before it and are tested directly
+    below."""
+    from perdoc.report.kernel import EarlyKernel
     out = tmp_path_factory.mktemp("teach")
     done = {}
-    for path in NOTEBOOKS:
-        nb = read(path)
-        nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and "ipywidgets" in c.source)]
-        params = {k: v for k, v in FAST.items() if k in parameter_names(nb)}
-        target = out / key(path).replace("/", "_")
-        executed_nb = pm.execute_notebook(nb, str(target) + ".ipynb", parameters=params, kernel_name="python3",
-                                          cwd=str(path.parent), progress_bar=False, execution_timeout=900,
-                                          start_timeout=300,   # a kernel that never answers fails the test
-                                          extra_arguments=KERNEL_ARGS)   # the report kernel's start-up
-        done[key(path)] = executed_nb
+    with EarlyKernel(NOTEBOOKS[0].parent) as kernel:
+        for path in NOTEBOOKS:
+            nb = read(path)
+            nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and "ipywidgets" in c.source)]
+            nb.cells.insert(0, nbformat.v4.new_code_cell(f"%reset -f\nimport os\nos.chdir({str(path.parent)!r})"))
+            params = {k: v for k, v in FAST.items() if k in parameter_names(nb)}
+            target = out / key(path).replace("/", "_")
+            executed_nb = pm.execute_notebook(nb, str(target) + ".ipynb", parameters=params, kernel_name="python3",
+                                              cwd=str(path.parent), progress_bar=False, execution_timeout=900,
+                                              km=kernel.manager)
+            # the namespace reset is ours, not the notebook's
+            executed_nb.cells = [c for c in executed_nb.cells if not c.source.startswith("%reset -f")]
+            done[key(path)] = executed_nb
     return done
 
 
