@@ -425,7 +425,6 @@ def _estimate(args) -> int:
 
 def _estimate_judged(args) -> int:
     """``perdoc estimate LABELS --doc ID --score GOLD --judge COL --judge-file FILE``: judge-assisted means."""
-    import json as _json
     from .errors import ParameterError
     from .study.judge import estimate_judged, load_judged
     if args.judge is None:
@@ -447,7 +446,7 @@ def _estimate_judged(args) -> int:
                              replicates=0 if args.replicates is None else args.replicates,
                              seed=1 if args.seed is None else args.seed)
     if args.json:
-        print(_json.dumps(result.to_dict(), indent=2, allow_nan=False))
+        print(json.dumps(result.to_dict(), indent=2, allow_nan=False))
         return 0
     for line in judged_lines(result, sample, args):
         _print_text(line)
@@ -475,7 +474,7 @@ def judged_lines(result, sample, args) -> list[str]:
         else:
             out.append("  labels only: the judge agreed with the gold on every labelled document, so its errors "
                        "cannot be measured and the judge-assisted interval has none")
-        lab = result.labels.interval(kind, result.leads[kind] if h["basis"] != "judge" else _labels_default(result, kind))
+        lab = result.labels_interval(kind)
         ci = "no interval" if lab.ci is None else f"[{lab.ci.low:.4f}, {lab.ci.high:.4f}]"
         out.append(f"  labels only ({lab.method}): {lab.estimate:.4f}, {ci}")
     a = result.agreement
@@ -486,11 +485,6 @@ def judged_lines(result, sample, args) -> list[str]:
     if sample.judge_exclusions:
         out.append("excluded judge rows: " + "; ".join(f"{e.rows} ({e.reason})" for e in sample.judge_exclusions))
     return out
-
-
-def _labels_default(result, kind):
-    from .study.policy import default_method
-    return default_method(result.labels, kind)
 
 
 def _population_size(args):

@@ -78,8 +78,7 @@ def _weight_blocks(K: int, weights: str = "auto", B: int = 9999, seed: int | Non
             yield np.array(block, dtype=float)
     rng = np.random.default_rng(seed)
     for start in range(0, B, rows):
-        b = min(rows, B - start)
-        yield values[rng.integers(0, values.size, size=(b, K))]
+        yield _draw_block([rng], values, min(rows, B - start), K)[0]
 
 
 def weights_matrix(K: int, weights: str = "auto", B: int = 9999, seed: int | None = 1) -> tuple[np.ndarray, str, bool]:

@@ -33,7 +33,6 @@ class JudgedSample:
     table: DocTable
     f: np.ndarray
     judge: JudgeScores
-    judge_column: str = "judge"
     #: rows of the judge file or of the unlabelled rows that were left out, with the reason
     judge_exclusions: tuple = ()
 
@@ -93,7 +92,7 @@ def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judg
         if pop.K < 2:
             raise ParameterError(f"--judge-sample holds {pop.K} document(s); at least 2 are needed")
         scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=False)
-    return JudgedSample(table=gold, f=f, judge=scores, judge_column=judge, judge_exclusions=tuple(pop.exclusions))
+    return JudgedSample(table=gold, f=f, judge=scores, judge_exclusions=tuple(pop.exclusions))
 
 
 def _judge_options(options: dict) -> dict:
@@ -127,18 +126,23 @@ class JudgeEstimates:
     population_size: int | None
     ppi: dict                 # {"micro": result of ppi_micro, "macro": result of ppi_macro}
     labels: Any               # perdoc Estimates of the gold labels alone
-    leads: dict               # {"micro": "logit_ppi", "ppi" or the labels-only method, "macro": ...}
     agreement: dict           # correlation of judge and gold rates by document, bias, documents that differ
     judge_mean: dict = field(default_factory=dict)
 
+    def labels_interval(self, kind: str):
+        """The labels-only interval that would lead ``kind`` (:func:`perdoc.policy.default_method`)."""
+        from .policy import default_method
+        return self.labels.interval(kind, default_method(self.labels, kind))
+
     def lead(self, kind: str = "micro") -> dict:
-        """The leading interval of ``kind``: ``{"method", "estimate", "low", "high", "basis"}``."""
-        if self.leads[kind] in ("ppi", "logit_ppi"):
-            r = self.ppi[kind]
-            _, low, high = lead_ends(r)
-            return {"method": f"{kind}.{self.leads[kind]}", "estimate": r["estimate"], "low": low, "high": high,
+        """The leading interval of ``kind``: ``{"method", "estimate", "low", "high", "basis"}``: the
+        judge-assisted one (:func:`perdoc.methods.ppi.lead_ends`), else the labels-only one."""
+        ends = lead_ends(self.ppi[kind])
+        if ends is not None:
+            method, low, high = ends
+            return {"method": f"{kind}.{method}", "estimate": self.ppi[kind]["estimate"], "low": low, "high": high,
                     "basis": "judge"}
-        iv = self.labels.interval(kind, self.leads[kind])
+        iv = self.labels_interval(kind)
         return {"method": f"{kind}.{iv.method}", "estimate": iv.estimate,
                 "low": None if iv.ci is None else iv.ci.low, "high": None if iv.ci is None else iv.ci.high,
                 "basis": "labels only"}
@@ -160,22 +164,17 @@ class JudgeEstimates:
         rows = []
         for kind in ("micro", "macro"):
             r = self.ppi[kind]
-            method, low, high = lead_ends(r) or ("ppi", r["low"], r["high"])
+            ends = lead_ends(r)
+            method, low, high = ends or ("ppi", r["low"], r["high"])
             rows.append({"estimand": kind, "method": method, "estimate": r["estimate"], "low": low,
                          "high": high, "se": r["se"], "df": r["df"], "lam": r["lam"],
-                         "effective_documents": r["effective_documents"],
-                         "leads": self.leads[kind] in ("ppi", "logit_ppi")})
-            iv = self.labels.interval(kind, _labels_lead(self.labels, kind))
+                         "effective_documents": r["effective_documents"], "leads": ends is not None})
+            iv = self.labels_interval(kind)
             rows.append({"estimand": kind, "method": iv.method, "estimate": iv.estimate,
                          "low": None if iv.ci is None else iv.ci.low, "high": None if iv.ci is None else iv.ci.high,
                          "se": iv.se, "df": iv.df, "lam": 0.0, "effective_documents": float(self.K),
-                         "leads": self.leads[kind] not in ("ppi", "logit_ppi")})
+                         "leads": ends is None})
         return pd.DataFrame(rows)
-
-
-def _labels_lead(labels, kind: str) -> str:
-    from .policy import default_method
-    return default_method(labels, kind)
 
 
 def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_size: int | None = None,
@@ -196,15 +195,11 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
     ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded),
            "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded)}
-    leads = {}
-    for k, r in ppi.items():
-        ends = lead_ends(r)
-        leads[k] = ends[0] if ends else _labels_lead(labels, k)
     r, g = s / t.n, sample.f / t.n
     corr = float(np.corrcoef(r, g)[0, 1]) if (np.std(r) > 0 and np.std(g) > 0) else float("nan")
     agreement = {"rate_correlation": corr, "bias": float((sample.f.sum() - s.sum()) / t.n.sum()),
                  "documents_differing": int(np.sum(sample.f != s))}
     judge_mean = {"micro": sample.judge.mean, "macro": sample.judge.macro_mean}
     return JudgeEstimates(K=K, judged_documents=sample.judge.M, covers=sample.judge.covers, level=level,
-                          population_size=population_size, ppi=ppi, labels=labels, leads=leads,
+                          population_size=population_size, ppi=ppi, labels=labels,
                           agreement=agreement, judge_mean=judge_mean)
