@@ -59,3 +59,17 @@ def test_processes_that_need_the_same_result_compute_it_once(tmp_path):
     assert all(p.returncode == 0 for p in procs)
     assert outs == ["[4, 10.0]"] * 3
     assert log.read_text() == "computed\n"          # one computed it; the others waited and read it
+
+
+def test_a_stored_chart_is_the_drawn_chart(tmp_path, monkeypatch, table):
+    """A chart's SVG is stored under its spec: a hit gives the string vl-convert draws, and a chart
+    with other numbers is drawn, not taken from the store."""
+    from perdoc.report import charts
+    drawn = charts.to_svg(charts.size_distribution(table))
+    monkeypatch.setenv(memo.MEMO_ENV, str(tmp_path / "store"))
+    stored = charts.to_svg(charts.size_distribution(table))
+    assert len(list((tmp_path / "store").glob("*.pickle"))) == 1
+    assert charts.to_svg(charts.size_distribution(table)) == stored == drawn
+    from conftest import make_table
+    other = charts.to_svg(charts.size_distribution(make_table(K=12, seed=5)))
+    assert other != drawn and len(list((tmp_path / "store").glob("*.pickle"))) == 2

@@ -37,6 +37,7 @@ import pandas as pd
 from .i18n import N_, THIN, get_language, integer, interval, num, pct, tr
 from ..methods.results import Estimates, Interval
 from ..reading.table import DocTable
+from ..study.memo import memoized
 
 __all__ = ["Chart", "size_distribution", "rate_vs_size", "interval_comparison",
            "bootstrap_distribution", "paired_differences", "planning_curve", "coverage_chart", "to_svg", "WIDTH", "MAX_ROWS", "MAX_POINTS",
@@ -77,13 +78,19 @@ class Chart:
 
 # ---------------------------------------------------------------------------------- helpers
 def _plain(chart):
-    """Fixed, plain look applied to the top-level chart (no global theme is touched)."""
-    return (chart.configure(**_PLAIN)
-            .configure_view(stroke="#dddddd")
-            .configure_axis(labelFontSize=11, titleFontSize=12, gridColor="#eeeeee",
-                            domainColor="#888888", tickColor="#888888")
-            .configure_title(fontSize=15, anchor="start", subtitleFontSize=11, subtitleColor="#555555")
-            .configure_legend(labelFontSize=11, titleFontSize=11))
+    """Fixed, plain look applied to the top-level chart (no global theme is touched).
+
+    The chart was just built and belongs to its builder, so its configuration is set in place: each
+    ``configure_*`` call would deep-copy the whole chart, data included (half a report's chart time).
+    The spec is the one the chained calls give."""
+    chart.config = alt.Config(
+        **_PLAIN,
+        view=alt.ViewConfig(stroke="#dddddd"),
+        axis=alt.AxisConfig(labelFontSize=11, titleFontSize=12, gridColor="#eeeeee",
+                            domainColor="#888888", tickColor="#888888"),
+        title=alt.TitleConfig(fontSize=15, anchor="start", subtitleFontSize=11, subtitleColor="#555555"),
+        legend=alt.LegendConfig(labelFontSize=11, titleFontSize=11))
+    return chart
 
 
 def _data(df: pd.DataFrame) -> pd.DataFrame:
@@ -688,7 +695,7 @@ def to_svg(chart: Chart | alt.TopLevelMixin) -> str:
     # (tests/test_charts.py), and validation is a third of a report's chart time
     spec = (chart.chart if isinstance(chart, Chart) else chart).to_json(indent=None, validate=False)
     locale = FORMAT_LOCALES.get(get_language(), FORMAT_LOCALES["en"])
-    svg = vlc.vegalite_to_svg(spec, vl_version=_vl_version(), allowed_base_urls=[], format_locale=locale)
+    svg = _vega_svg(spec, _vl_version(), locale, getattr(vlc, "__version__", None))
     ids = list(dict.fromkeys(_ID_RE.findall(svg)))
     if ids:
         prefix = "pd" + hashlib.sha256(spec.encode("utf-8")).hexdigest()[:10]
@@ -697,6 +704,14 @@ def to_svg(chart: Chart | alt.TopLevelMixin) -> str:
         svg = re.sub(r'(\bid="|url\(#|href="#)(' + alternatives + r')(?=["\)])',
                      lambda m: m.group(1) + mapping[m.group(2)], svg)
     return svg
+
+
+@memoized
+def _vega_svg(spec: str, vl_version: str | None, locale: dict, converter: str | None) -> str:
+    """vl-convert's SVG of a Vega-Lite spec: a pure function of its arguments (``converter`` is
+    vl-convert's version), so it is stored with the simulations when ``PERDOC_MEMO_DIR`` is set."""
+    import vl_convert as vlc
+    return vlc.vegalite_to_svg(spec, vl_version=vl_version, allowed_base_urls=[], format_locale=locale)
 
 
 # ---------------------------------------------------------------------- several systems: the leaderboard

@@ -15,6 +15,8 @@ functions decorated with :func:`memoized` store each result there under a key ma
 
 and return the stored result the next time. A stored result is the pickled object itself, so a hit
 gives the same floats, and the same report, byte for byte. Without the variable nothing is stored.
+A report's charts are stored the same way: the SVG vl-convert draws from a chart's spec
+(:func:`perdoc.report.charts._vega_svg`), a third of the time a report's notebooks take.
 Writes go through a temporary file and a rename, so concurrent runs (parallel test workers) never
 read half a file. A ``progress`` argument is not part of the key; a hit reports no progress.
 """
