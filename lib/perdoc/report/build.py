@@ -17,6 +17,7 @@ import html
 import json
 import os
 import platform
+import re
 import shutil
 import stat
 import tempfile
@@ -1460,8 +1461,32 @@ _EXPORTER_LOCK = threading.Lock()
 @lru_cache(maxsize=1)
 def _exporter():
     from nbconvert import HTMLExporter
-    return HTMLExporter(template_name="perdoc_report", extra_template_basedirs=[str(TEMPLATE_DIR)],
-                        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+    class ReportExporter(HTMLExporter):
+        """nbconvert's HTML exporter without its last pass, which parses the whole page with
+        BeautifulSoup and writes it out again (three quarters of the export's time) to give images
+        an alt text (a report has no ``img``: its charts are inline SVG) and make each output
+        focusable: the ``tabindex`` is added here to the cells' and outputs' opening tags, which the template
+        writes, so the page is the same to a reader."""
+
+        def from_notebook_node(self, nb, resources=None, **kw):
+            resources = self._init_resources(resources)
+            self.register_filter("highlight_code", self.filters.get("highlight_code", Highlight2HTML(parent=self)))
+            self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+            html_text, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+            return _FOCUSABLE.sub(r'\g<0> tabindex="0"', html_text), resources
+
+    return ReportExporter(template_name="perdoc_report", extra_template_basedirs=[str(TEMPLATE_DIR)],
+                          exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+
+
+#: the opening tags of a cell's text and of an output's box, as the lab template writes them (the
+#: class attribute first); the tabindex goes last, as nbconvert puts it
+_FOCUSABLE = re.compile(r'<div class="(?:[^"<>]*\bjp-OutputArea-output\b[^"<>]*"[^<>]*?(?=>)|jp-Cell-inputWrapper")')
 
 
 def _normalise(nb):
