@@ -250,6 +250,30 @@ def test_spark_estimate_json_identical(spark, files):
     assert ref == got
 
 
+def test_spark_engine_params_report_matches_duckdb(spark, files, tmp_path, monkeypatch):
+    """data.engine: spark in a params file, end to end through perdoc report (in this module's local
+    Spark session, which perdoc uses when one is active): the same per-document table as the report
+    read by DuckDB, and the summary names and hashes the file read."""
+    import hashlib
+    shutil.copy(files["csv"], tmp_path / "chunks.csv")
+    text = ("name: {name}\ndata: {{path: chunks.csv, doc: doc, score: hit{engine}}}\n"
+            "design: {{population: made-up documents, sampling: srs, population_size: 400}}\n"
+            "estimand: {{kind: micro, why: each chunk answers a question}}\n"
+            "intervals: {{level: 0.9, replicates: 0, seed: 3}}\n")
+    (tmp_path / "spark.yaml").write_text(text.format(name="sparkstudy", engine=", engine: spark"), "utf-8")
+    (tmp_path / "duck.yaml").write_text(text.format(name="duckstudy", engine=""), "utf-8")
+    assert main(["report", str(tmp_path / "spark.yaml"), "--out", str(tmp_path / "out")]) == 0
+    s = json.loads((tmp_path / "out" / "sparkstudy" / "summary.json").read_text(encoding="utf-8"))
+    assert s["params"]["data"]["engine"] == "spark" and s["input"]["file"] == "chunks.csv"
+    assert s["input"]["sha256"] == hashlib.sha256((tmp_path / "chunks.csv").read_bytes()).hexdigest()
+    assert "chunks.csv" in (tmp_path / "out" / "sparkstudy" / "report.html").read_text(encoding="utf-8")
+    import perdoc.report.build as rep   # the reference's notebooks are not what this test is about
+    monkeypatch.setattr(rep, "render", lambda params_file, analysis, **kw: "<html>fast</html>")
+    assert main(["report", str(tmp_path / "duck.yaml"), "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "sparkstudy" / "documents.csv").read_bytes() == \
+        (tmp_path / "out" / "duckstudy" / "documents.csv").read_bytes()
+
+
 def _cli_json(*args):
     buf = _io.StringIO()
     with redirect_stdout(buf):

@@ -395,13 +395,6 @@ def _spark_connect_missing():
     return None
 
 
-def _spark_missing():
-    why = _spark_connect_missing()
-    if why is None and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        why = "no Java runtime for Spark: apt-get install openjdk-17-jre-headless"
-    return why
-
-
 def _need(why):
     if why is not None:
         if os.environ.get("CI"):
@@ -487,22 +480,3 @@ def test_spark_connect_answering_garbage_fails_within_the_deadline(tmp_path):
     assert f"SPARK_REMOTE=sc://127.0.0.1:{server.port}/;token=***;user_id=***" in run.stderr
     assert "TOK_SPARK_2" not in run.stderr and "alice" not in run.stderr
     assert took < 90
-
-
-def test_spark_engine_params_report_matches_the_database_report(backend_report, tmp_path):
-    """data.engine: spark in a params file, end to end through perdoc report (a local Spark session,
-    in a process of its own): the same per-document table as the database's report."""
-    _need(_spark_missing())
-    study = backend_report["study"]
-    params = study / "spark.yaml"
-    params.write_text(PARAMS.format(name="sparkstudy", url="").replace(
-        'backend: {url: "", table: results}', "path: chunks.csv\n  engine: spark"), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "PYSPARK_REMOTE")}
-    run = subprocess.run([sys.executable, "-m", "perdoc.cli", "report", str(params), "--out", str(tmp_path)],
-                         env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    s = json.loads((tmp_path / "sparkstudy" / "summary.json").read_text(encoding="utf-8"))
-    assert s["input"]["file"] == "chunks.csv" and s["input"]["sha256"] == \
-        hashlib.sha256((study / "chunks.csv").read_bytes()).hexdigest()
-    assert (tmp_path / "sparkstudy" / "documents.csv").read_bytes() == \
-        (backend_report["out"] / "documents.csv").read_bytes()
