@@ -1,6 +1,7 @@
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,3 +71,59 @@ def pytest_unconfigure(config):
     folder = getattr(config, "_perdoc_memo", None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def shared_kernel(tmp_path_factory):
+    """One notebook kernel for every report a test module renders in this process.
+
+    A build starts a kernel of its own (:class:`perdoc.report.kernel.EarlyKernel`); its start-up
+    (a Python process importing pandas, altair, perdoc and the chart renderer) is most of what a
+    report costs the tests beyond its analysis. Modules that render several reports use this fixture:
+    the builds get one kernel, made as a fresh one would be before each build -- its namespace
+    emptied, its working folder the build's, and its environment this process's as it is at that
+    moment (the build's cache, runtime and temporary folders), which is what a new kernel inherits.
+    Tests about the kernel itself (progress, interruption, shutdown) do not use it."""
+    import json
+    from perdoc.report import kernel as kernel_module
+    from perdoc.report.build import notebook_dir
+    runtime = tmp_path_factory.mktemp("shared-kernel")
+    patch = pytest.MonkeyPatch()
+    with patch.context() as start:   # its connection file outside every build folder
+        start.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+        real = kernel_module.EarlyKernel(notebook_dir()).__enter__()
+    from jupyter_client import BlockingKernelClient
+    client = BlockingKernelClient()
+    client.load_connection_info(real.manager.get_connection_info())
+    client.start_channels()
+    client.wait_for_ready(timeout=120)
+
+    class SharedKernel:
+        def __init__(self, cwd, kernel_name="python3"):
+            self.cwd = Path(cwd)
+            self.manager = real.manager
+
+        def __enter__(self):
+            code = ("get_ipython().run_line_magic('reset', '-f')\n"
+                    "import json as _json, os as _os, tempfile as _tempfile\n"
+                    f"_os.environ.clear(); _os.environ.update(_json.loads({json.dumps(json.dumps(dict(os.environ)))}))\n"
+                    f"_tempfile.tempdir = None; _os.chdir({str(self.cwd)!r})\n"
+                    "del _json, _os, _tempfile\n")
+            reply = client.execute_interactive(code, store_history=False, timeout=60,
+                                               output_hook=lambda msg: None)
+            assert reply["content"]["status"] == "ok", reply["content"]
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def close(self):
+            pass
+
+    patch.setattr(kernel_module, "EarlyKernel", SharedKernel)
+    try:
+        yield real
+    finally:
+        patch.undo()
+        client.stop_channels()
+        real.close()

@@ -48,6 +48,11 @@ def toc_links(lang: str) -> str:
     return f'#{CONTENTS[lang]} ~ ol a[href^="#"]'
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser")

@@ -304,6 +304,11 @@ def test_the_every_method_table_has_the_chart_names():
     assert '"chart": tr(charts.SHORT_LABEL_COLUMN)' in code and '"chart", "estimate"' in code
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     out = tmp_path_factory.mktemp("plain")

@@ -19,6 +19,11 @@ EXAMPLE = ROOT / "params" / "example.yaml"
 TINY = ROOT / "tests" / "fixtures" / "tiny" / "tiny.yaml"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
@@ -109,7 +114,11 @@ def test_summary_equals_cli(built, capsys, name, params, data, score):
     assert summary["documents_table"]["sha256"] == hashlib.sha256(docs).hexdigest()
 
 
-def test_rerun_is_byte_identical(built, tmp_path):
+def test_rerun_is_byte_identical(built, tmp_path, shared_kernel, monkeypatch):
+    """Built again in a kernel of its own (the module's other reports share one, tests/conftest.py,
+    and the first was built there after the example): the same bytes."""
+    from perdoc.report import kernel
+    monkeypatch.setattr(kernel, "EarlyKernel", type(shared_kernel))
     again = build_report(TINY, tmp_path)
     first = built[0] / "tiny"
     for f in ("report.html", "summary.json", "documents.csv"):
@@ -143,12 +152,11 @@ def test_missing_estimand_refuses(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def kernel():
+def kernel(shared_kernel):
     """One kernel for the standalone runs: each notebook starts with the namespace emptied (%reset), so
     it can use no name another notebook defined; imports and the analysis cache are kept, which is
     what a reader running the notebooks one after another in one Jupyter session has too."""
-    from perdoc.report.kernel import EarlyKernel
-    with EarlyKernel(notebook_dir()) as k:
+    with type(shared_kernel)(notebook_dir()) as k:   # a kernel of their own
         yield k
 
 

@@ -50,6 +50,11 @@ def _pilot_params(folder: Path) -> Path:
     return p
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("consistency")

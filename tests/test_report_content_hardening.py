@@ -179,6 +179,11 @@ def test_checklist_says_interval_and_icc_unavailable():
 FIXTURES = ["all_zero", "all_one", "all_half", "census_same", "paired_identical", "one_big", "k2"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("degenerate-reports")

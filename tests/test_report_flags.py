@@ -14,6 +14,11 @@ N_D = [88, 3, 2, 3, 2, 7, 11, 4, 5, 13, 9]
 S_D = [53, 3, 0, 0, 0, 0, 3, 1, 3, 1, 0]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture
 def split_table(tmp_path):
     p = tmp_path / "docs.csv"

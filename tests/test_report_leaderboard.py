@@ -69,6 +69,11 @@ def with_third_system(folder: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     f = tmp_path_factory.mktemp("leaderboard")

@@ -32,6 +32,11 @@ def _files(folder: Path) -> dict:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     """The tiny study rendered as its params file says, with no override."""

@@ -72,6 +72,11 @@ def sections(report_html: str) -> dict:
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out_es, out_en = tmp_path_factory.mktemp("es"), tmp_path_factory.mktemp("en")
