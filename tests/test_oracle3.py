@@ -84,3 +84,23 @@ def test_golden_covers_every_design():
         kinds |= set(stage_fractions(m["stratum"], m["prob"], m["draw"])[1].values())
     assert stages == {True, False} and repeated
     assert {"take-all", "simple random sample"} <= kinds and any(k.startswith("unequal") for k in kinds)
+
+
+@pytest.mark.parametrize("case", SAMPLES)
+def test_judge_assisted_design_estimates_with_a_fixed_weight_match_r_survey(case):
+    """perdoc.methods.ppi.ppi_design with a fixed weight: the design mean of ``y - lambda x`` (R's
+    svymean / svyratio of it) plus lambda times the judge's population mean."""
+    from perdoc.methods.ppi import JudgeScores, ppi_design
+    cs = CASES[case]
+    lam = cs["judge_lambda"]
+    manifest = read_manifest(ORACLE / cs["manifest"], "doc")
+    labels = pd.read_csv(ORACLE / cs["labels"], dtype={"doc": str})
+    read = lambda col: load_sample(labels.assign(v=col)[["doc", "v", "chunk", "draw"]], manifest,  # noqa: E731
+                                   doc="doc", score="v")
+    gold, judged, cross = read(labels["y"]), read(labels["x"]), read(labels["y"] * labels["x"])
+    judge = JudgeScores([3.0, 5.0], [1.2, 2.8], covers=True)      # any population: F = 0.5, macro 0.48
+    g = GOLDEN[case]
+    for kind, F in (("micro", judge.mean), ("macro", judge.macro_mean)):
+        got = ppi_design(gold, judged.s, judged.q, cross.s, judge, kind, lam=lam)
+        assert got["estimate"] - lam * F == pytest.approx(g[f"judge.{kind}.estimate"], rel=1e-9, abs=1e-13)
+        assert got["se"] == pytest.approx(g[f"judge.{kind}.se"], rel=1e-9)

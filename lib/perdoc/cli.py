@@ -430,7 +430,7 @@ def _estimate_judged(args) -> int:
     if args.judge is None:
         raise ParameterError("--judge-file and --judge-sample go with --judge (the judge's score column)")
     clash = [flag for flag, v in (("--n", args.n_col), ("--s", args.s_col), ("--q", args.q_col),
-                                  ("--frame", args.frame), ("--sample", args.sample), ("--trec-run", args.trec_run),
+                                  ("--frame", args.frame), ("--trec-run", args.trec_run),
                                   ("--backend", args.backend), ("--write-table", args.write_table),
                                   ("--params", args.params)) if v is not None]
     if clash:
@@ -439,8 +439,18 @@ def _estimate_judged(args) -> int:
         raise ParameterError("give the labelled rows' file (DATA) with --judge")
     if args.doc is None or args.score is None:
         raise ParameterError("--judge needs --doc (the document id column) and --score (the gold labels' column)")
-    sample = load_judged(args.data, args.doc, args.score, args.judge, judge_file=args.judge_file,
-                         judge_sample=args.judge_sample, **_input_options(args))
+    if args.sample is not None:
+        from .study.judge import load_judged_design
+        if args.judge_sample is not None or args.population_size is not None:
+            flag = "--judge-sample" if args.judge_sample is not None else "--population-size"
+            raise ParameterError(f"{flag} does not go with --sample: the manifest carries the design and the frame, "
+                                 "and the judge file covers it")
+        sample = load_judged_design(args.data, args.sample, args.doc, args.score, args.judge,
+                                    judge_file=args.judge_file, nonresponse=args.nonresponse,
+                                    **_input_options(args))
+    else:
+        sample = load_judged(args.data, args.doc, args.score, args.judge, judge_file=args.judge_file,
+                             judge_sample=args.judge_sample, **_input_options(args))
     result = estimate_judged(sample, level=0.95 if args.level is None else args.level,
                              population_size=_population_size(args),
                              replicates=0 if args.replicates is None else args.replicates,
@@ -460,7 +470,11 @@ def judged_lines(result, sample, args) -> list[str]:
     where = ("the judge's scores on every population document" if result.covers
              else f"the judge's scores on {result.judged_documents:,} unlabelled documents (a sample)")
     out = [f"perdoc estimate: {args.data} with the judge {args.judge!r}",
-           f"K = {result.K} labelled documents; {where}; level = {result.level:g}", ""]
+           f"K = {result.K} labelled documents; {where}; level = {result.level:g}"]
+    if result.design is not None:
+        out.append(f"drawn sample ({result.design.get('design', 'design')} design, manifest {args.sample}): "
+                   "design-based estimates, each document weighted by its inverse probability of selection")
+    out.append("")
     names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
     for kind in ("micro", "macro"):
         h, r = result.lead(kind), result.ppi[kind]

@@ -320,9 +320,5 @@ def run_simulate_design(args, print_text=print) -> int:
 
 
 def _manifest_meta(path) -> dict:
-    from .reading.manifest import manifest_json_path
-    p = manifest_json_path(path)
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    from .reading.manifest import manifest_meta
+    return manifest_meta(path)

@@ -2,8 +2,9 @@
 by perdoc.sampling, and labels made up here; written to tests/oracle/data3/ with cases3.json.
 
 Each case has a manifest (the perdoc sample CSV) and a labels CSV (the manifest's units with a label
-column y); oracle3.R computes the design-based micro and macro means with R's survey package, and
-tests/test_oracle3.py compares perdoc.survey with them.
+column y, and a judge's score x on the same units); oracle3.R computes the design-based micro and
+macro means with R's survey package (and those of y - lambda x, the judge-assisted estimate with a
+fixed weight), and tests/test_oracle3.py compares perdoc.survey and perdoc.methods.ppi with them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ CASES = {
     "stratified_take": (17, 500, dict(design="stratified", k=30, strata=3, take=4), "continuous"),
     "srs_take": (18, 200, dict(design="srs", k=12, take=6), "binary"),
 }
+
+#: The fixed weight of the judge-assisted golden values: svymean of y - JUDGE_LAMBDA * x.
+JUDGE_LAMBDA = 0.6
 
 GREG_CASES = {
     # name: (seed, M, K, kind)
@@ -67,9 +71,16 @@ def main(out: Path = HERE) -> None:
         else:
             y = np.round(eta[idx] + rng.normal(0, 0.7, len(rows)), 6)
         rows["y"] = y
+        # an automatic judge's score on the same chunks (its own generator: y stays as it was): right on
+        # about 80% of 0/1 labels, the label plus noise for continuous ones
+        jrng = np.random.default_rng(seed + 1000)
+        if kind == "binary":
+            rows["x"] = np.where(jrng.random(len(rows)) < 0.8, y, 1 - y)
+        else:
+            rows["x"] = np.round(y + jrng.normal(0, 0.5, len(rows)), 6)
         rows.to_csv(data / f"{name}_labels.csv", index=False)
         cases[name] = {"manifest": f"data3/{name}_manifest.csv", "labels": f"data3/{name}_labels.csv",
-                       "take": opts.get("take"), "level": 0.95}
+                       "take": opts.get("take"), "level": 0.95, "judge_lambda": JUDGE_LAMBDA}
     # GREG: a simple random sample of documents, calibrated to the frame's documents and chunks
     for name, (seed, M, K, kind) in GREG_CASES.items():
         rng = np.random.default_rng(seed)

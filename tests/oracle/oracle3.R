@@ -5,7 +5,9 @@
 # Reads ORACLE_DIR/cases3.json and the labels files it names (written by make_data3.py: one row per
 # labelled chunk with doc, stratum, prob, draw, chunk, n and the label y) and writes
 # ORACLE_DIR/golden3.json: {case: {"micro.estimate": ..., "micro.se": ..., "macro.estimate": ...,
-# "macro.se": ..., "degf": ...}, "_versions": {...}}.
+# "macro.se": ..., "degf": ..., "judge.micro.estimate": ..., ...}, "_versions": {...}}; the judge.* values
+# are those of y - judge_lambda * x (the labels' judge column x), as perdoc.methods.ppi.ppi_design
+# with a fixed weight computes them before adding the judge's known population mean.
 #
 # The design, stratum by stratum, as perdoc.survey reads it from the manifest: a stratum whose
 # probabilities are all 1 is take-all (fpc = its documents); one with equal probabilities below 1 is a
@@ -69,9 +71,20 @@ for (name in names(cases)) {
   }
   mi <- svymean(~y, des)
   ma <- svyratio(~yN, ~invN, des)
-  out[[name]] <- list("micro.estimate" = num_json(coef(mi)), "micro.se" = num_json(SE(mi)),
-                      "macro.estimate" = num_json(coef(ma)), "macro.se" = num_json(SE(ma)),
-                      "degf" = num_json(degf(des)))
+  res <- list("micro.estimate" = num_json(coef(mi)), "micro.se" = num_json(SE(mi)),
+              "macro.estimate" = num_json(coef(ma)), "macro.se" = num_json(SE(ma)),
+              "degf" = num_json(degf(des)))
+  if (!is.null(cs$judge_lambda) && "x" %in% names(d)) {
+    # the judge-assisted estimate with a fixed weight: the design mean of y - lambda x (perdoc adds
+    # lambda times the judge's known population mean)
+    lam <- cs$judge_lambda
+    des <- update(des, e = y - lam * x, eN = (y - lam * x) / n)
+    ji <- svymean(~e, des)
+    ja <- svyratio(~eN, ~invN, des)
+    res <- c(res, list("judge.micro.estimate" = num_json(coef(ji)), "judge.micro.se" = num_json(SE(ji)),
+                       "judge.macro.estimate" = num_json(coef(ja)), "judge.macro.se" = num_json(SE(ja))))
+  }
+  out[[name]] <- res
 }
 out[["_versions"]] <- list(R = paste(R.version$major, R.version$minor, sep = "."),
                            survey = as.character(packageVersion("survey")))

@@ -63,7 +63,8 @@ import numpy as np
 from . import micro as _micro
 from .intervals import logit_cr2, t_interval, z_interval
 
-__all__ = ["JudgeScores", "ppi_lambda", "crossfit_weights", "ppi_micro", "ppi_macro", "ppi_iid", "lead_ends"]
+__all__ = ["JudgeScores", "ppi_lambda", "crossfit_weights", "ppi_micro", "ppi_macro", "ppi_iid", "ppi_design",
+           "lead_ends"]
 
 
 @dataclass(frozen=True)
@@ -293,3 +294,71 @@ def ppi_iid(n, s, f, q, ff, sf, judge: JudgeScores, *, lam: float | None = None,
     se = math.sqrt(se_rect * se_rect + (0.0 if judge.covers else var_imp))
     se_labels = math.sqrt(max(q.sum() / nl - ybar * ybar, 0.0) / nl) * fpc
     return _result(est, se, math.inf, 1.0 - level, False, lam, se_labels=se_labels, K=n.size, z=True)
+
+
+def _within_variance(m, s, q):
+    """Per document the sample variance of its labelled chunks' values from their count ``m``, sum
+    ``s`` and sum of squares ``q`` (0 for one chunk); values within rounding of zero are zero."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ss = q - s * s / np.maximum(m, 1.0)
+        tiny = SPREAD_ULPS * np.finfo(float).eps * np.maximum(np.abs(q), s * s / np.maximum(m, 1.0))
+        ss = np.where(ss <= tiny, 0.0, ss)
+        return np.where(m >= 2, ss / np.maximum(m - 1.0, 1.0), 0.0)
+
+
+def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, lam: float | None = None,
+               level: float = 0.95, bounded: bool = False) -> dict:
+    """The prediction-powered mean under a drawn design (``perdoc sample``: strata, unequal
+    probabilities, two stages), design-consistent whatever the judge.
+
+    ``design``: the drawn sample's gold sums (:class:`perdoc.methods.survey.SampleData`: per drawn
+    document the probability ``prob``, frame chunks ``N``, labelled chunks ``m``, gold sum ``s`` and
+    sum of squares ``q``, stage fraction ``f`` and stratum); ``g``, ``gg``, ``sg``: the judge's sum,
+    sum of squares and the sum of gold times judge over the same labelled chunks; ``judge``: the
+    judge's scores on every population document (``covers``).
+
+    With ``a_j = N_j`` (micro) or 1 (macro), ``w_j = 1/pi_j``, the judge's population mean ``F``
+    (by chunks, or by documents for the macro mean) and the labelled means ``ybar_j``, ``gbar_j``::
+
+        e_j = ybar_j - lambda_j (gbar_j - F),     theta = sum_j w_j a_j e_j / sum_j w_j a_j
+
+    the design's Hajek ratio of the corrected means (the known judge mean plus the weighted mean of
+    the judge's errors). Its variance is the design's linearised one (:mod:`perdoc.methods.survey`)
+    applied to ``e_j``, with the within-document variance of the chunks' ``y - lambda_j f``. Since
+    ``E sum w a e = sum_U a (Ybar - lambda (Gbar - F))`` and ``sum_U a (Gbar - F) = 0``, the estimate
+    is consistent for the gold mean for any weights fitted out of sample: each document's
+    ``lambda_j`` is fitted on the others (:func:`crossfit_weights` on ``w a ybar`` against
+    ``w a gbar``, the values the linearisation centres). ``lam=0`` gives the labels-only design
+    estimate exactly; a fixed ``lam`` equals R's ``svymean`` of ``y - lam f`` plus ``lam F``."""
+    from .survey import _linearised
+    if not judge.covers:
+        raise ValueError("a drawn design needs the judge's scores on every population document (judge.covers)")
+    if kind not in ("micro", "macro"):
+        raise ValueError(f"kind must be 'micro' or 'macro' (got {kind!r})")
+    m, N = _as(design.m), _as(design.N)
+    s, q = _as(design.s), _as(design.q)
+    g, gg, sg = _as(g), _as(gg), _as(sg)
+    w = 1.0 / _as(design.prob)
+    a = N if kind == "micro" else np.ones_like(N)
+    F = judge.mean if kind == "micro" else judge.macro_mean
+    ybar, gbar = s / m, g / m
+    wa = w * a
+    lam_d = _weights(lam, m.size, lambda: crossfit_weights(wa * gbar, wa * ybar, wa))
+    e = ybar - lam_d * (gbar - F) if lam != 0.0 else ybar
+    stratum = np.asarray(design.stratum).astype(str)
+    flat = _no_spread(e)
+    if flat:   # the corrected means agree up to rounding: no spread between documents
+        e = np.full_like(e, float(np.sum(wa * e) / np.sum(wa)))
+    s_e = s - lam_d * g
+    q_e = q - 2.0 * lam_d * sg + lam_d * lam_d * gg
+    theta, se, df, reason = _linearised(w, a, e, m, N, _within_variance(m, s_e, q_e), _as(design.f), stratum)
+    _, se_lab, _, _ = _linearised(w, a, ybar, m, N, _within_variance(m, s, q), _as(design.f), stratum)
+    lam_bar = float(np.sum(lam_d * wa) / np.sum(wa))
+    if reason is not None or se is None or se == 0.0:
+        out = _result(theta, 0.0, df if df else float("nan"), 1.0 - level, True, lam_bar,
+                      se_labels=float("nan"), K=m.size, bounded=bounded)
+        out["reason"] = ("the judge's corrected values show no spread: its errors cannot be measured"
+                         if flat or reason is None else str(reason))
+        return out
+    return _result(theta, se, df, 1.0 - level, False, lam_bar,
+                   se_labels=se_lab if se_lab is not None else float("nan"), K=m.size, bounded=bounded)

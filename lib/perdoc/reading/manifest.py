@@ -64,6 +64,20 @@ def manifest_json_path(path) -> Path:
     return p.with_name(p.stem + ".json")
 
 
+def manifest_meta(path) -> dict:
+    """The manifest's sidecar JSON (the design, K, seed, the frame's documents and chunks), or {} when
+    there is none or it cannot be read."""
+    import json
+    try:
+        return json.loads(manifest_json_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+#: The sidecar's keys that describe a drawn sample's design (copied into its ``info``).
+META_KEYS = ("design", "k", "take", "seed", "documents_in_frame", "chunks_in_frame")
+
+
 def write_manifest(sample, path, *, doc: str, frame_facts: dict) -> Path:
     """Write the manifest CSV (one row per unit to label: ``doc``, stratum, prob, draw, chunk with a
     take, and n, the document's chunks in the frame) and the JSON beside it (the design, the frame's

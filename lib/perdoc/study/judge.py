@@ -22,7 +22,7 @@ from ..methods.ppi import JudgeScores, lead_ends, ppi_macro, ppi_micro
 from ..methods.results import _num
 from ..reading.table import DocTable
 
-__all__ = ["JudgedSample", "JudgeEstimates", "load_judged", "estimate_judged"]
+__all__ = ["JudgedSample", "JudgedDesign", "JudgeEstimates", "load_judged", "load_judged_design", "estimate_judged"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,67 @@ class JudgedSample:
     judge: JudgeScores
     #: rows of the judge file or of the unlabelled rows that were left out, with the reason
     judge_exclusions: tuple = ()
+
+
+@dataclass(frozen=True)
+class JudgedDesign:
+    """A sample drawn by ``perdoc sample`` with gold and judge labels: the gold sums per drawn document
+    (``data``, :class:`perdoc.reading.manifest.SampleData`), the judge's sum ``g``, sum of squares
+    ``gg`` and the sum of gold times judge ``sg`` over the same labelled chunks, and the judge's
+    scores on every population document (``judge``)."""
+
+    data: Any
+    g: np.ndarray
+    gg: np.ndarray
+    sg: np.ndarray
+    judge: JudgeScores
+    judge_exclusions: tuple = ()
+
+
+def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: str, *, judge_file,
+                       nonresponse: bool = False, **options) -> JudgedDesign:
+    """Read a drawn sample's labels (``score`` the gold column, ``judge`` the judge's column of the same
+    rows) against its manifest (``perdoc sample``), and the judge's scores on every chunk of every
+    frame document (``judge_file``): the frame's documents, each with the manifest's number of chunks.
+    ``options`` go to :func:`perdoc.load_chunks` for the judge file (format, ids)."""
+    from ..reading.io import load_chunks
+    from ..reading.manifest import META_KEYS, load_sample, manifest_meta, read_manifest, read_table_file
+    if judge == score:
+        raise ParameterError(f"--judge must name another column than --score (both are {score!r})")
+    if judge_file is None:
+        raise ParameterError("--judge with --sample needs --judge-file: the judge's scores on every chunk of every "
+                             "document of the frame the sample was drawn from")
+    manifest = read_manifest(manifest_path, doc, allow_similar_ids=bool(options.get("allow_similar_ids")))
+    labels = read_table_file(labels_path, "the labels")
+    if judge not in labels.columns:
+        raise ParameterError(f"the labels {labels_path} have no column {judge!r} (--judge)")
+    where = dict(nonresponse=nonresponse, manifest_path=str(manifest_path), labels_path=f"the labels {labels_path}")
+    gold = load_sample(labels, manifest, doc=doc, score=score, **where)
+    meta = manifest_meta(manifest_path)
+    gold.info.update({k: meta[k] for k in META_KEYS if k in meta})
+    judged = load_sample(labels, manifest, doc=doc, score=judge, **where)
+    import pandas as pd
+    y = pd.to_numeric(labels[score], errors="coerce").astype(float)
+    x = pd.to_numeric(labels[judge], errors="coerce").astype(float)
+    cross = load_sample(labels.assign(**{score: y * x}), manifest, doc=doc, score=score, **where)
+    pop = load_chunks(judge_file, doc=doc, score=judge, **_judge_options(options))
+    ids = np.asarray(pop.doc).astype(str)
+    order = np.argsort(ids, kind="stable")
+    pos = _positions(ids[order], gold.doc.astype(str), "the judge file", judge)
+    pos = order[pos]
+    off = np.flatnonzero(pop.n[pos] != gold.N)
+    if off.size:
+        i = off[0]
+        raise ParameterError(f"document {gold.doc[i]!r} has {int(gold.N[i])} chunks in the manifest but "
+                             f"{int(pop.n[pos][i])} in the judge file: the judge file must hold every chunk of the "
+                             "frame the sample was drawn from")
+    in_frame = (gold.info or {}).get("documents_in_frame")
+    if in_frame is not None and int(in_frame) != pop.K:
+        raise ParameterError(f"the judge file holds {pop.K:,} documents but the sample was drawn from a frame of "
+                             f"{int(in_frame):,}: give the judge's scores on every document of that frame")
+    scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=True)
+    return JudgedDesign(data=gold, g=judged.s, gg=judged.q, sg=cross.s, judge=scores,
+                        judge_exclusions=tuple(pop.exclusions))
 
 
 def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judge_sample=None,
@@ -128,6 +189,7 @@ class JudgeEstimates:
     labels: Any               # perdoc Estimates of the gold labels alone
     agreement: dict           # correlation of judge and gold rates by document, bias, documents that differ
     judge_mean: dict = field(default_factory=dict)
+    design: dict | None = None   # a drawn sample's design (perdoc sample), else None (simple random sample)
 
     def labels_interval(self, kind: str):
         """The labels-only interval that would lead ``kind`` (:func:`perdoc.policy.default_method`)."""
@@ -155,7 +217,7 @@ class JudgeEstimates:
                 "level": self.level, "population_size": self.population_size,
                 "headline": clean(self.lead("micro")), "headlines": {k: clean(self.lead(k)) for k in ("micro", "macro")},
                 "ppi": {k: clean(v) for k, v in self.ppi.items()}, "agreement": clean(self.agreement),
-                "judge_mean": clean(self.judge_mean),
+                "judge_mean": clean(self.judge_mean), "design": self.design,
                 "labels_only": self.labels.to_dict()}
 
     def tidy(self):
@@ -185,6 +247,8 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     correction); with a judge file it defaults to the judged documents."""
     from .estimate import check_level, estimate
     level = check_level(level)
+    if isinstance(sample, JudgedDesign):
+        return _estimate_judged_design(sample, level)
     t = sample.table
     if population_size is None and sample.judge.covers:
         population_size = sample.judge.M
@@ -195,11 +259,33 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
     ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded),
            "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded)}
-    r, g = s / t.n, sample.f / t.n
-    corr = float(np.corrcoef(r, g)[0, 1]) if (np.std(r) > 0 and np.std(g) > 0) else float("nan")
-    agreement = {"rate_correlation": corr, "bias": float((sample.f.sum() - s.sum()) / t.n.sum()),
-                 "documents_differing": int(np.sum(sample.f != s))}
+    agreement = _agreement(s, sample.f, t.n)
     judge_mean = {"micro": sample.judge.mean, "macro": sample.judge.macro_mean}
     return JudgeEstimates(K=K, judged_documents=sample.judge.M, covers=sample.judge.covers, level=level,
                           population_size=population_size, ppi=ppi, labels=labels,
                           agreement=agreement, judge_mean=judge_mean)
+
+
+def _agreement(s, f, n) -> dict:
+    """Judge against gold on the labelled documents: correlation of their rates, the judge's bias by
+    chunks, and the documents where the sums differ."""
+    r, g = s / n, f / n
+    corr = float(np.corrcoef(r, g)[0, 1]) if (np.std(r) > 0 and np.std(g) > 0) else float("nan")
+    return {"rate_correlation": corr, "bias": float((f.sum() - s.sum()) / n.sum()),
+            "documents_differing": int(np.sum(f != s))}
+
+
+def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimates:
+    """:func:`estimate_judged` for a drawn sample: design-based, :func:`perdoc.methods.ppi.ppi_design`."""
+    from ..methods.ppi import ppi_design
+    from ..methods.survey import design_estimate
+    d = sample.data
+    labels = design_estimate(d, level=level)
+    bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
+    ppi = {kind: ppi_design(d, sample.g, sample.gg, sample.sg, sample.judge, kind, level=level, bounded=bounded)
+           for kind in ("micro", "macro")}
+    return JudgeEstimates(K=d.K, judged_documents=sample.judge.M, covers=True, level=level,
+                          population_size=sample.judge.M, ppi=ppi, labels=labels,
+                          agreement=_agreement(d.s, sample.g, d.m),
+                          judge_mean={"micro": sample.judge.mean, "macro": sample.judge.macro_mean},
+                          design={"sampling": "drawn", **labels.design})
