@@ -171,3 +171,49 @@ def test_judge_with_flags_it_cannot_honour_is_refused(capsys, judged, flag):
     code, _, err = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
                        "--judge-file", judge, *flag)
     assert code == 2 and flag[0] in err
+
+
+# ------------------------------------------------------------------------------ planning with a judge
+@pytest.mark.parametrize("estimand", ["micro", "macro"])
+def test_the_plan_at_the_pilots_own_k_is_its_judge_assisted_half_width(judged, estimand):
+    """The plan is plan_k on the judge-corrected pilot: at the pilot's own K it reproduces the pilot's
+    realised judge-assisted t interval (same spread, df and finite population factor)."""
+    from perdoc.methods.ppi import ppi_macro
+    from perdoc.study.judge import corrected_table, plan_judged
+    from perdoc.study.plan import half_width, pilot_inputs
+    labels, judge, _ = judged
+    s = load_judged(labels, "doc_id", "gold", "judge", judge_file=judge)
+    fpc = math.sqrt(1 - 20 / 120)
+    ppi = (ppi_micro if estimand == "micro" else ppi_macro)(s.table.n, s.table.s, s.f, s.judge, fpc=fpc)
+    sd, sizes, _, _ = pilot_inputs(corrected_table(s, estimand), estimand, own_sample=True)
+    assert half_width(20, sd, 0.95, 120, sizes) == pytest.approx((ppi["high"] - ppi["low"]) / 2, rel=1e-12)
+    res = plan_judged(s, (ppi["high"] - ppi["low"]) / 2 * 1.000001, estimand=estimand)
+    assert res["judge"].K == 20 and res["judge"].population_size == 120
+    assert res["labels_only"].K > res["judge"].K          # a judge right on 85% of chunks saves labels
+
+
+def test_cli_plans_the_labels_a_judge_saves(capsys, judged):
+    from perdoc.study.judge import plan_judged
+    labels, judge, _ = judged
+    code, out, err = run(capsys, "plan", "--pilot-data", labels, "--doc", "doc_id", "--score", "gold", "--judge",
+                         "judge", "--judge-file", judge, "--half-width", "0.05", "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    api = plan_judged(load_judged(labels, "doc_id", "gold", "judge", judge_file=judge), 0.05)
+    assert d["judge"] == api["judge"].to_dict() and d["labels_only"] == api["labels_only"].to_dict()
+    assert d["judge"]["K"] < d["labels_only"]["K"]
+    code, out, _ = run(capsys, "plan", "--pilot-data", labels, "--doc", "doc_id", "--score", "gold", "--judge",
+                       "judge", "--judge-file", judge, "--half-width", "0.05")
+    assert code == 0 and f"K = {d['judge']['K']} labelled documents" in out and "saves about" in out
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--params", "params/example.yaml"], "--params"),
+    (["--sd", "0.2"], "--sd"),
+    (["--df-rule", "k-1"], "--df-rule"),
+])
+def test_judge_plan_refuses_flags_it_cannot_honour(capsys, judged, extra, message):
+    labels, judge, _ = judged
+    code, _, err = run(capsys, "plan", "--pilot-data", labels, "--doc", "doc_id", "--score", "gold", "--judge",
+                       "judge", "--judge-file", judge, "--half-width", "0.05", *extra)
+    assert code == 2 and message in err and err.count("\n") == 1

@@ -157,6 +157,14 @@ def _add_plan_parser(sub) -> None:
                          "of the pilot and A --score (default: the params' data.score); the spread is the pilot's "
                          "paired spread, every pilot row scored by both")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
+    pl.add_argument("--judge", metavar="COL", default=None,
+                    help="plan a judge-assisted interval: --pilot-data holds labelled rows with the gold (--score) "
+                         "and this judge column; with --judge-file (or --judge-sample) the plan takes the pilot's "
+                         "spread after the judge's correction")
+    pl.add_argument("--judge-file", metavar="FILE", default=None,
+                    help="with --judge: the judge's scores on every chunk of every population document")
+    pl.add_argument("--judge-sample", metavar="FILE", default=None,
+                    help="with --judge: the judge's scores on documents that were not labelled")
     from .cli_sample import add_plan_design_flags
     add_plan_design_flags(pl, _number, _integer)
 
@@ -898,6 +906,8 @@ def _fmt(x):
 
 def _plan(args) -> int:
     from .errors import ParameterError
+    if args.judge is not None or args.judge_file is not None or args.judge_sample is not None:
+        return _plan_judged(args)
     if args.frame is not None:
         if args.vs is not None:
             raise ParameterError("--vs does not go with --frame: --vs plans the paired difference of two systems "
@@ -923,6 +933,53 @@ def _plan(args) -> int:
         print(json.dumps(_plan_json(plan, inputs), indent=2))
     else:
         _print_text(_plan_text(plan, inputs))
+    return 0
+
+
+def _plan_judged(args) -> int:
+    """``perdoc plan --pilot-data LABELS --doc ID --score GOLD --judge COL --judge-file FILE --half-width H``:
+    documents to label for a judge-assisted interval, beside the labels-only plan."""
+    from .errors import ParameterError
+    from .study.judge import load_judged, plan_judged
+    if args.judge is None:
+        raise ParameterError("--judge-file and --judge-sample go with --judge (the judge's score column)")
+    clash = [f for f, v in (("--frame", args.frame), ("--params", args.params), ("--sd", args.sd),
+                            ("--vs", args.vs), ("--census", args.census)) if v is not None]
+    if clash:
+        raise ParameterError(f"--judge plans from a labelled pilot (--pilot-data); drop {', '.join(clash)}")
+    if args.pilot_data is None or args.doc is None or args.score is None:
+        raise ParameterError("--judge needs --pilot-data (labelled rows), --doc and --score (the gold labels' column)")
+    if args.half_width is None:
+        raise ParameterError("missing --half-width (the target half-width of the interval)")
+    if args.df_rule is not None:
+        raise ParameterError("--df-rule does not go with --judge: the plan follows the judge-assisted interval's rule")
+    sample = load_judged(args.pilot_data, args.doc, args.score, args.judge, judge_file=args.judge_file,
+                         judge_sample=args.judge_sample)
+    M = args.population_size
+    if M is not None:
+        M = int(M) if float(M).is_integer() else M
+    res = plan_judged(sample, args.half_width, estimand=args.estimand or "micro",
+                      level=0.95 if args.level is None else args.level, population_size=M)
+    pj, pl = res["judge"], res["labels_only"]
+    if args.json:
+        print(json.dumps({"estimand": res["estimand"], "pilot_k": res["pilot_k"], "judge": pj.to_dict(),
+                          "labels_only": pl.to_dict(), "notes": res["notes"]}, indent=2))
+        return 0
+    lines = [f"perdoc plan: {res['estimand']} mean with the judge {args.judge!r}, pilot of {res['pilot_k']} "
+             f"labelled documents, level {pj.level:g}",
+             f"with the judge: K = {pj.K} labelled documents give a half-width of {pj.half_width:.4g} "
+             f"(target {pj.target:g}; spread after the judge's correction S = {pj.sd:.4g})",
+             f"labels only: K = {pl.K} (spread S = {pl.sd:.4g})"]
+    if pj.K < pl.K:
+        lines.append(f"the judge saves about {pl.K - pj.K} labelled documents ({1 - pj.K / pl.K:.0%})")
+    else:
+        lines.append("the judge saves no labelled documents at this pilot's agreement")
+    if pj.population_size:
+        lines.append(f"M = {pj.population_size:,} documents (finite population correction)")
+    lines += [f"note: {n}" for n in (*pj.notes, *res["notes"])]
+    lines.append("note: an approximation from the pilot's spread, planned on the t scale (it ignores skewness): "
+                 "check the planned sample by simulation")
+    _print_text("\n".join(lines))
     return 0
 
 

@@ -22,7 +22,8 @@ from ..methods.ppi import JudgeScores, lead_ends, ppi_macro, ppi_micro
 from ..methods.results import _num
 from ..reading.table import DocTable
 
-__all__ = ["JudgedSample", "JudgedDesign", "JudgeEstimates", "load_judged", "load_judged_design", "estimate_judged"]
+__all__ = ["JudgedSample", "JudgedDesign", "JudgeEstimates", "load_judged", "load_judged_design", "estimate_judged",
+           "corrected_table", "plan_judged"]
 
 
 @dataclass(frozen=True)
@@ -289,3 +290,56 @@ def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimate
                           agreement=_agreement(d.s, sample.g, d.m),
                           judge_mean={"micro": sample.judge.mean, "macro": sample.judge.macro_mean},
                           design={"sampling": "drawn", **labels.design})
+
+
+def corrected_table(sample: JudgedSample, estimand: str = "micro") -> DocTable:
+    """The pilot's gold corrected by the judge, per labelled document, as a table whose labels-only
+    interval is the judge-assisted one (without the judge's own sampling error): for the micro mean
+    the sums ``z_d = s_d - lambda_d (f_d - F n_d)``, for the macro mean the sums ``n_d e_d`` with
+    ``e_d = r_d - lambda_d (g_d - G)`` (so its rates are ``e_d``), the weights cross-fitted as
+    :func:`perdoc.methods.ppi.ppi_micro` and ``ppi_macro`` fit them. The CR2 variance of its micro
+    mean is the judge-assisted micro variance, and the variance of its rates the macro one: the plan
+    for the judge-assisted interval is the plan on this table."""
+    from ..methods.ppi import crossfit_weights
+    t = sample.table
+    n = np.asarray(t.n, dtype=float)
+    s = np.asarray(t.s, dtype=float) / t.scale
+    f = np.asarray(sample.f, dtype=float)
+    if estimand == "micro":
+        lam = crossfit_weights(f, s, n)
+        z = s - lam * (f - sample.judge.mean * n)
+    elif estimand == "macro":
+        r, g = s / n, f / n
+        lam = crossfit_weights(g, r)
+        z = n * (r - lam * (g - sample.judge.macro_mean))
+    else:
+        raise ParameterError(f"estimand must be micro or macro (got {estimand!r})")
+    return DocTable.from_arrays(n, z, doc=t.doc, assume_binary=False, source={"judge_corrected": estimand})
+
+
+def plan_judged(sample: JudgedSample, target: float, *, estimand: str = "micro", level: float = 0.95,
+                population_size: int | None = None) -> dict:
+    """How many documents to label for a judge-assisted interval of half-width ``target``, from a
+    pilot labelled with the judge beside the gold: :func:`perdoc.study.plan.plan_k` on the pilot's
+    judge-corrected table (:func:`corrected_table`, its spread and sizes taken as the report's
+    planning section takes a study's own sample), beside the labels-only plan on the pilot's gold.
+    The judge's agreement enters through the corrected spread: with gold and judge rates of
+    correlation rho the spread shrinks by about ``sqrt(1 - rho^2)``. Returns ``{"judge": Plan,
+    "labels_only": Plan, "estimand", "pilot_k", "notes"}``."""
+    from .plan import pilot_inputs, plan_k, spread_problem
+    if population_size is None and sample.judge.covers:
+        population_size = sample.judge.M
+    plans = {}
+    for key, table in (("judge", corrected_table(sample, estimand)), ("labels_only", sample.table)):
+        sd, sizes, _, _ = pilot_inputs(table, estimand, own_sample=True)
+        problem = spread_problem(table, estimand, sd, source="pilot")
+        if problem:
+            raise ParameterError(("the judge-corrected pilot: " if key == "judge" else "") + problem)
+        plans[key] = plan_k(sd, target, level=level, population_size=population_size, estimand=estimand,
+                            sizes=sizes)
+    notes = []
+    if not sample.judge.covers:
+        notes.append("the judge scored a sample of documents, not the population: the judge's own sampling error "
+                     "(which more judged documents reduce) is not in the plan")
+    return {"judge": plans["judge"], "labels_only": plans["labels_only"], "estimand": estimand,
+            "pilot_k": sample.table.K, "notes": notes}
