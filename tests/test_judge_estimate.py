@@ -217,3 +217,73 @@ def test_judge_plan_refuses_flags_it_cannot_honour(capsys, judged, extra, messag
     code, _, err = run(capsys, "plan", "--pilot-data", labels, "--doc", "doc_id", "--score", "gold", "--judge",
                        "judge", "--judge-file", judge, "--half-width", "0.05", *extra)
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------ paired difference of two systems
+@pytest.fixture
+def judged_pair(tmp_path):
+    """Two systems A and B on the same 20 labelled documents of 120 (A better by about 0.1), each with
+    its own judge (right on 85% of chunks) over every chunk of the population."""
+    rng = np.random.default_rng(8)
+    pop, lab = [], []
+    chosen = set(rng.choice(120, 20, replace=False).tolist())
+    for d in range(120):
+        p = rng.beta(2, 3)
+        for c in range(int(rng.integers(1, 9))):
+            ya = int(rng.random() < min(p + 0.1, 1))
+            yb = int(rng.random() < p)
+            fa = ya if rng.random() < 0.85 else 1 - ya
+            fb = yb if rng.random() < 0.85 else 1 - yb
+            pop.append((f"d{d:03d}", c, fa, fb))
+            if d in chosen:
+                lab.append((f"d{d:03d}", c, ya, yb, fa, fb))
+    labels = _write(tmp_path / "pair.csv", "doc_id,chunk,gold_a,gold_b,judge_a,judge_b", lab)
+    judge = _write(tmp_path / "pair_judge.csv", "doc_id,chunk,judge_a,judge_b", pop)
+    return labels, judge
+
+
+def test_paired_difference_is_the_ppi_estimator_on_the_differences(capsys, judged_pair):
+    from perdoc.study.judge import load_judged_pair
+    labels, judge = judged_pair
+    pair = load_judged_pair(labels, "doc_id", "gold_a", "gold_b", "judge_a", "judge_b", judge_file=judge)
+    a = load_judged(labels, "doc_id", "gold_a", "judge_a", judge_file=judge)
+    b = load_judged(labels, "doc_id", "gold_b", "judge_b", judge_file=judge)
+    assert np.array_equal(pair.table.s, a.table.s - b.table.s) and np.array_equal(pair.f, a.f - b.f)
+    assert np.array_equal(pair.judge.f, a.judge.f - b.judge.f) and pair.judge.covers
+    got = estimate_judged(pair, replicates=0)
+    direct = ppi_micro(pair.table.n, pair.table.s, pair.f, pair.judge, fpc=math.sqrt(1 - 20 / 120))
+    assert got.ppi["micro"]["estimate"] == direct["estimate"] and got.ppi["micro"]["se"] == direct["se"]
+    assert "logit_code" not in got.ppi["micro"]           # a difference is not a rate in [0, 1]
+    assert got.lead("micro")["method"] == "micro.ppi"
+    # labels only: what perdoc compare leads the same pairs with
+    code, out, _ = run(capsys, "compare", labels, "--doc", "doc_id", "--score", "gold_a", "--vs", "gold_b",
+                       "--population-size", 120, "--replicates", 0, "--json")
+    plain = json.loads(out)
+    lab = got.labels_interval("micro")
+    assert plain["headline"]["method"] == lab.method and plain["headline"]["ci"] == pytest.approx([lab.ci.low, lab.ci.high])
+
+
+def test_cli_compare_with_judges_leads_with_the_python_apis_interval(capsys, judged_pair):
+    from perdoc.study.judge import load_judged_pair
+    labels, judge = judged_pair
+    args = ["compare", labels, "--doc", "doc_id", "--score", "gold_a", "--vs", "gold_b", "--judge", "judge_a",
+            "--judge-vs", "judge_b", "--judge-file", judge]
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    api = estimate_judged(load_judged_pair(labels, "doc_id", "gold_a", "gold_b", "judge_a", "judge_b",
+                                           judge_file=judge))
+    assert d["headline"] == api.to_dict()["headline"] and d["difference"] == ["gold_a", "gold_b"]
+    code, text, _ = run(capsys, *args)
+    h = d["headline"]
+    assert code == 0 and "gold_a - gold_b" in text and f"[{h['low']:.4f}, {h['high']:.4f}]" in text
+
+
+@pytest.mark.parametrize("drop,message", [("--judge-vs", "--judge-vs"), ("--vs", "--vs")])
+def test_compare_with_a_judge_needs_both_systems(capsys, judged_pair, drop, message):
+    labels, judge = judged_pair
+    args = {"--doc": "doc_id", "--score": "gold_a", "--vs": "gold_b", "--judge": "judge_a", "--judge-vs": "judge_b",
+            "--judge-file": judge}
+    del args[drop]
+    code, _, err = run(capsys, "compare", labels, *[x for kv in args.items() for x in kv])
+    assert code == 2 and message in err and err.count("\n") == 1

@@ -118,6 +118,14 @@ def _add_compare_parser(sub) -> None:
     c.add_argument("--seed", type=_integer("--seed"), default=1,
                    help="seed of the bootstrap and the randomization test (default 1)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--judge", metavar="COL", default=None,
+                   help="system A's automatic judge column on the same rows (--score holds A's gold labels): a "
+                        "judge-assisted paired difference; needs --judge-vs and --judge-file or --judge-sample")
+    c.add_argument("--judge-vs", metavar="COL", default=None, help="with --judge: system B's judge column")
+    c.add_argument("--judge-file", metavar="FILE", default=None,
+                   help="with --judge: both judges' scores on every chunk of every population document")
+    c.add_argument("--judge-sample", metavar="FILE", default=None,
+                   help="with --judge: both judges' scores on documents that were not labelled")
     _add_trec_flags(c, compare=True)
     _add_input_flags(c)
 
@@ -484,6 +492,11 @@ def judged_lines(result, sample, args) -> list[str]:
                    "design-based estimates, each document weighted by its inverse probability of selection")
     out.append("")
     names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
+    if result.difference is not None:
+        a, b = result.difference
+        out[0] = f"perdoc compare: {args.data}, {a} - {b} with the judges {args.judge!r} and {args.judge_vs!r}"
+        names = {"micro": f"micro difference {a} - {b} (by chunks)", "macro": f"macro difference {a} - {b} (by "
+                 "documents)"}
     for kind in ("micro", "macro"):
         h, r = result.lead(kind), result.ppi[kind]
         ends = ("no interval" if h["low"] is None or h["high"] is None or not math.isfinite(h["low"])
@@ -499,6 +512,12 @@ def judged_lines(result, sample, args) -> list[str]:
         lab = result.labels_interval(kind)
         ci = "no interval" if lab.ci is None else f"[{lab.ci.low:.4f}, {lab.ci.high:.4f}]"
         out.append(f"  labels only ({lab.method}): {lab.estimate:.4f}, {ci}")
+        if result.difference is not None:
+            a, b = result.difference
+            out.append("  verdict: " + {"a_higher": f"{a} is higher (the interval lies above 0)",
+                                        "b_higher": f"{b} is higher (the interval lies below 0)",
+                                        "includes_zero": "no difference shown (the interval holds 0)",
+                                        "no_interval": "no interval, no verdict"}[result.verdict(kind)])
     a = result.agreement
     out += ["", f"judge against gold on the labelled documents: correlation of document rates "
                 f"{a['rate_correlation']:.2f}, judge bias {a['bias']:+.4f}, {a['documents_differing']} of {result.K} "
@@ -611,6 +630,8 @@ def _print_estimates(args, result, table, aggregated, headlines: dict | None = N
 
 def _compare(args) -> int:
     from .errors import ColumnError
+    if any(v is not None for v in (args.judge, args.judge_vs, args.judge_file, args.judge_sample)):
+        return _compare_judged(args)
     runs = args.vs_run or []
     if len(runs) > 1:
         return _compare_many(args, [args.trec_run, *runs], trec=True)
@@ -623,6 +644,33 @@ def _compare(args) -> int:
             raise
         return _compare_many(args, systems)
     return _compare_pairs(args, pairs, exclusions=exclusions)
+
+
+def _compare_judged(args) -> int:
+    """``perdoc compare DATA --doc ID --score A --vs B --judge JA --judge-vs JB --judge-file FILE``: the
+    judge-assisted paired difference A - B, beside the labels-only one ``perdoc compare`` leads with."""
+    from .errors import ParameterError
+    from .study.judge import estimate_judged, load_judged_pair
+    if args.judge is None:
+        raise ParameterError("--judge-vs, --judge-file and --judge-sample go with --judge (system A's judge column)")
+    clash = [f for f, v in (("--unpaired", args.unpaired or None), ("--trec-run", args.trec_run),
+                            ("--vs-run", args.vs_run or None), ("--backend", args.backend)) if v is not None]
+    if clash:
+        raise ParameterError(f"--judge compares two systems' per-chunk rows, paired; drop {', '.join(clash)}")
+    missing = [f for f, v in (("DATA", args.data), ("--doc", args.doc), ("--score", args.score), ("--vs", args.vs),
+                              ("--judge-vs", args.judge_vs)) if v is None]
+    if missing:
+        raise ParameterError(f"--judge needs {', '.join(missing)} (A's and B's gold columns and judge columns)")
+    sample = load_judged_pair(args.data, args.doc, args.score, args.vs, args.judge, args.judge_vs,
+                              judge_file=args.judge_file, judge_sample=args.judge_sample, **_input_options(args))
+    result = estimate_judged(sample, level=args.level, population_size=_population_size(args),
+                             replicates=args.replicates, seed=args.seed)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, allow_nan=False))
+        return 0
+    for line in judged_lines(result, sample, args):
+        _print_text(line)
+    return 0
 
 
 def _load_compare_pairs(args):
@@ -1385,6 +1433,11 @@ def headline_lines(headlines: dict, level: float) -> list[str]:
     """The answer first, in words: for each estimand, the leading interval (:func:`perdoc.policy.lead`)
     and what chose it -- the same interval and reason a report of the same inputs leads with."""
     names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
+    if result.difference is not None:
+        a, b = result.difference
+        out[0] = f"perdoc compare: {args.data}, {a} - {b} with the judges {args.judge!r} and {args.judge_vs!r}"
+        names = {"micro": f"micro difference {a} - {b} (by chunks)", "macro": f"macro difference {a} - {b} (by "
+                 "documents)"}
     return _answer_lines(headlines, level, {kind: names.get(kind, kind) for kind in headlines})
 
 

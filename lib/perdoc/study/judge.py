@@ -22,8 +22,8 @@ from ..methods.ppi import JudgeScores, lead_ends, ppi_macro, ppi_micro
 from ..methods.results import _num
 from ..reading.table import DocTable
 
-__all__ = ["JudgedSample", "JudgedDesign", "JudgeEstimates", "load_judged", "load_judged_design", "estimate_judged",
-           "corrected_table", "plan_judged"]
+__all__ = ["JudgedSample", "JudgedDesign", "JudgeEstimates", "load_judged", "load_judged_design", "load_judged_pair",
+           "estimate_judged", "corrected_table", "plan_judged"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,10 @@ class JudgedSample:
     judge: JudgeScores
     #: rows of the judge file or of the unlabelled rows that were left out, with the reason
     judge_exclusions: tuple = ()
+    #: for a paired difference of two systems (:func:`load_judged_pair`): the systems' names (A, B), and
+    #: whether both gold scores lie in [0, 1] (the difference then in [-1, 1]); else None
+    difference: tuple | None = None
+    bounded_difference: bool = False
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,41 @@ def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judg
     return JudgedSample(table=gold, f=f, judge=scores, judge_exclusions=tuple(pop.exclusions))
 
 
+def load_judged_pair(data, doc: str, score: str, vs: str, judge: str, judge_vs: str, *, judge_file=None,
+                     judge_sample=None, **options) -> JudgedSample:
+    """Two systems A (gold ``score``, judge ``judge``) and B (gold ``vs``, judge ``judge_vs``) scored on
+    the same labelled rows, the judge's scores of both on the population (``judge_file``, both judge
+    columns) or on unlabelled documents (``judge_sample``): the paired difference A - B as one judged
+    sample, per document the gold difference ``s_A - s_B`` and the judge's ``f_A - f_B``, to which the
+    prediction-powered estimators apply unchanged (pairing cancels what the systems share, and the
+    judge's errors common to both cancel too)."""
+    if score == vs:
+        raise ParameterError(f"--vs must name another column than --score (both are {score!r})")
+    if judge_vs is None:
+        raise ParameterError("a judge-assisted comparison needs each system's judge column: --judge (for --score) "
+                             "and --judge-vs (for --vs)")
+    if judge_vs == judge:
+        raise ParameterError(f"--judge-vs must name another column than --judge (both are {judge!r})")
+    a = load_judged(data, doc, score, judge, judge_file=judge_file, judge_sample=judge_sample, **options)
+    b = load_judged(data, doc, vs, judge_vs, judge_file=judge_file, judge_sample=judge_sample, **options)
+    ta, tb = a.table, b.table
+    if ta.K != tb.K or not np.array_equal(ta.doc, tb.doc) or not np.array_equal(ta.n, tb.n):
+        raise ParameterError(f"the systems {score!r} and {vs!r} were not scored on the same rows: a paired "
+                             "comparison needs both gold scores on every labelled chunk")
+    if a.judge.M != b.judge.M or not np.array_equal(a.judge.n, b.judge.n):
+        raise ParameterError(f"the judge columns {judge!r} and {judge_vs!r} do not cover the same chunks: both "
+                             "judges must score every chunk of the judged documents")
+    sa, sb = ta.s / ta.scale, tb.s / tb.scale
+    table = DocTable.from_arrays(ta.n, sa - sb, doc=ta.doc, assume_binary=False,
+                                 source={**ta.source, "difference": [score, vs]})
+    scores = JudgeScores(a.judge.n, a.judge.f - b.judge.f, covers=a.judge.covers)
+    unit = all(bool(np.all((s >= 0) & (s <= t.n))) and (t.q is None or bool(np.all(t.q / t.scale ** 2 <= s + 1e-9)))
+               for s, t in ((sa, ta), (sb, tb)))
+    return JudgedSample(table=table, f=a.f - b.f, judge=scores,
+                        judge_exclusions=tuple(a.judge_exclusions) + tuple(b.judge_exclusions),
+                        difference=(score, vs), bounded_difference=unit)
+
+
 def _judge_options(options: dict) -> dict:
     """The reading options for the judge's column: its own kind of score (not the gold's metric)."""
     return {k: v for k, v in options.items() if k != "metric"}
@@ -191,11 +230,12 @@ class JudgeEstimates:
     agreement: dict           # correlation of judge and gold rates by document, bias, documents that differ
     judge_mean: dict = field(default_factory=dict)
     design: dict | None = None   # a drawn sample's design (perdoc sample), else None (simple random sample)
+    difference: tuple | None = None   # the systems (A, B) of a paired difference A - B, else None
 
     def labels_interval(self, kind: str):
         """The labels-only interval that would lead ``kind`` (:func:`perdoc.policy.default_method`)."""
-        from .policy import default_method
-        return self.labels.interval(kind, default_method(self.labels, kind))
+        from .policy import default_interval
+        return default_interval(self.labels, kind, difference=self.difference is not None)
 
     def lead(self, kind: str = "micro") -> dict:
         """The leading interval of ``kind``: ``{"method", "estimate", "low", "high", "basis"}``: the
@@ -210,15 +250,32 @@ class JudgeEstimates:
                 "low": None if iv.ci is None else iv.ci.low, "high": None if iv.ci is None else iv.ci.high,
                 "basis": "labels only"}
 
+    def verdict(self, kind: str = "micro") -> str:
+        """For a paired difference A - B, what the leading interval says (:func:`perdoc.compare.verdict`):
+        ``a_higher``, ``b_higher``, ``includes_zero`` or ``no_interval``."""
+        h = self.lead(kind)
+        lo, hi = h["low"], h["high"]
+        if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+            return "no_interval"
+        return "a_higher" if lo > 0 else "b_higher" if hi < 0 else "includes_zero"
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe (NaN and infinities become None)."""
         def clean(d):
             return {k: _num(v) if isinstance(v, float) else v for k, v in d.items()}
+
+        def head(kind):   # also the interval as "ci", the key perdoc estimate's headline uses
+            h = clean(self.lead(kind))
+            h["ci"] = None if h["low"] is None or h["high"] is None else [h["low"], h["high"]]
+            if self.difference is not None:   # as perdoc compare's headline says it
+                h["verdict"] = self.verdict(kind)
+            return h
         return {"K": self.K, "judged_documents": self.judged_documents, "judge_covers_population": self.covers,
                 "level": self.level, "population_size": self.population_size,
-                "headline": clean(self.lead("micro")), "headlines": {k: clean(self.lead(k)) for k in ("micro", "macro")},
+                "headline": head("micro"), "headlines": {k: head(k) for k in ("micro", "macro")},
                 "ppi": {k: clean(v) for k, v in self.ppi.items()}, "agreement": clean(self.agreement),
                 "judge_mean": clean(self.judge_mean), "design": self.design,
+                "difference": None if self.difference is None else list(self.difference),
                 "labels_only": self.labels.to_dict()}
 
     def tidy(self):
@@ -253,18 +310,23 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     t = sample.table
     if population_size is None and sample.judge.covers:
         population_size = sample.judge.M
-    labels = estimate(t, level=level, population_size=population_size, replicates=replicates, seed=seed)
+    if sample.difference is not None:   # a paired difference: what perdoc compare estimates on it
+        from .estimate import _estimate
+        labels = _estimate(t, level=level, population_size=population_size, replicates=replicates, seed=seed,
+                           bounds=(-1.0, 1.0) if sample.bounded_difference else None, difference=True)
+    else:
+        labels = estimate(t, level=level, population_size=population_size, replicates=replicates, seed=seed)
     K = t.K
     fpc = math.sqrt(1.0 - K / population_size) if population_size else 1.0
     s = t.s / t.scale
-    bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
+    bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)   # never for a difference (in [-1, 1])
     ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded),
            "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded)}
     agreement = _agreement(s, sample.f, t.n)
     judge_mean = {"micro": sample.judge.mean, "macro": sample.judge.macro_mean}
     return JudgeEstimates(K=K, judged_documents=sample.judge.M, covers=sample.judge.covers, level=level,
                           population_size=population_size, ppi=ppi, labels=labels,
-                          agreement=agreement, judge_mean=judge_mean)
+                          agreement=agreement, judge_mean=judge_mean, difference=sample.difference)
 
 
 def _agreement(s, f, n) -> dict:
