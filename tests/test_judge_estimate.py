@@ -287,3 +287,55 @@ def test_compare_with_a_judge_needs_both_systems(capsys, judged_pair, drop, mess
     del args[drop]
     code, _, err = run(capsys, "compare", labels, *[x for kv in args.items() for x in kv])
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------ a judge whose errors follow size
+def test_a_judge_whose_errors_grow_with_document_size_is_warned_about(capsys, tmp_path):
+    """The judge says 'relevant' wrongly in long documents only: the size check flags it, the text and
+    the JSON carry the warning; the judge of the fixture above (errors unrelated to size) is not flagged."""
+    from perdoc.methods.ppi import size_bias
+    rng = np.random.default_rng(2)
+    pop, lab = [], []
+    for d in range(150):
+        n = int(rng.choice([1, 2, 3, 40, 80])) if d % 3 else int(rng.integers(1, 4))
+        for c in range(n):
+            y = int(rng.random() < 0.3)
+            f = 1 if (n >= 40 and rng.random() < 0.5) else y
+            pop.append((f"d{d:03d}", c, f))
+            if d < 30:
+                lab.append((f"d{d:03d}", c, y, f))
+    labels = _write(tmp_path / "l.csv", "doc_id,chunk,gold,judge", lab)
+    judge = _write(tmp_path / "j.csv", "doc_id,chunk,judge", pop)
+    s = load_judged(labels, "doc_id", "gold", "judge", judge_file=judge)
+    sb = size_bias(s.table.n, s.table.s, s.f)
+    assert sb["flag"] and sb["correlation"] > 0.5
+    code, out, _ = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", judge, "--json")
+    d = json.loads(out)
+    assert code == 0 and len(d["warnings"]) == 1 and "--design pps" in d["warnings"][0]
+    assert d["agreement"]["size_p_value"] < 0.05
+    code, out, _ = run(capsys, "estimate", labels, "--doc", "doc_id", "--score", "gold", "--judge", "judge",
+                       "--judge-file", judge)
+    assert "warning: the judge's error rate follows document size" in out
+
+
+@pytest.mark.parametrize("kind,low,high", [("symmetric", 0.0, 0.08), ("long-biased", 0.25, 1.0)])
+def test_the_size_check_fires_at_its_level_for_a_judge_unrelated_to_size(kind, low, high):
+    """Over 400 seeded samples of 20 documents (sizes 1 to 60, gold rates unrelated to size): a judge
+    with symmetric flips (15%) is flagged at about the test's 5% level (0.05 here); a judge whose false
+    'relevant' rate grows from 2% in one-chunk documents to 32% in 60-chunk ones is flagged far more
+    often (0.34 here: a warning, not a guarantee, at K = 20)."""
+    from perdoc.methods.ppi import size_bias
+    rng = np.random.default_rng(11)
+    fired = 0
+    for _ in range(400):
+        n = rng.integers(1, 61, 20).astype(float)
+        p = rng.beta(2, 3, 20)
+        s = rng.binomial(n.astype(int), p)
+        if kind == "symmetric":
+            f = rng.binomial(s, 0.85) + rng.binomial(n.astype(int) - s, 0.15)
+        else:
+            fpr = 0.02 + 0.3 * (np.log(n) / np.log(60))
+            f = s + rng.binomial(n.astype(int) - s, fpr)
+        fired += size_bias(n, s, f)["flag"]
+    assert low <= fired / 400 <= high

@@ -523,6 +523,7 @@ def judged_lines(result, sample, args) -> list[str]:
                 f"{a['rate_correlation']:.2f}, judge bias {a['bias']:+.4f}, {a['documents_differing']} of {result.K} "
                 "documents where they differ",
             f"judge mean: micro {result.judge_mean['micro']:.4f}, macro {result.judge_mean['macro']:.4f}"]
+    out += [f"warning: {w}" for w in result.warnings]
     if sample.judge_exclusions:
         out.append("excluded judge rows: " + "; ".join(f"{e.rows} ({e.reason})" for e in sample.judge_exclusions))
     return out

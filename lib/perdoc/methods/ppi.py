@@ -63,7 +63,7 @@ import numpy as np
 from . import micro as _micro
 from .intervals import logit_cr2, t_interval, z_interval
 
-__all__ = ["JudgeScores", "ppi_lambda", "crossfit_weights", "ppi_micro", "ppi_macro", "ppi_iid", "ppi_design",
+__all__ = ["JudgeScores", "ppi_lambda", "crossfit_weights", "ppi_micro", "ppi_macro", "ppi_iid", "ppi_design", "size_bias",
            "lead_ends"]
 
 
@@ -362,3 +362,53 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
         return out
     return _result(theta, se, df, 1.0 - level, False, lam_bar,
                    se_labels=se_lab if se_lab is not None else float("nan"), K=m.size, bounded=bounded)
+
+
+#: The two-sided p-value below which :func:`size_bias` flags a judge whose errors follow document size.
+SIZE_BIAS_P = 0.05
+
+
+def size_bias(n, s, f) -> dict:
+    """Whether the judge's errors follow document size in the labelled sample beyond what the gold
+    explains: the weighted least-squares fit of each labelled document's judge error rate
+    ``(f_d - s_d) / n_d`` on its gold rate and ``log n_d`` (weights ``n_d``: the micro mean weighs a
+    document's errors by its chunks, and a one-chunk document's rate of 0 or 1 says little). A judge
+    with the same errors in every document (symmetric flips make the error rate a straight line in the
+    gold rate; a useless judge makes it the judge's rate minus the gold rate) has no size term; a judge
+    that errs more in long documents has one. Returns ``coefficient`` (of ``log n``), ``t``, its
+    two-sided ``p_value`` (t with K - 3 df), ``correlation`` (the partial correlation of error and log
+    size given the gold rate) and ``flag`` (p below :data:`SIZE_BIAS_P`).
+
+    Such a judge is where a simple random sample of documents fails the judge-assisted micro interval:
+    its correction rests on the few long documents the sample happens to hold (``benchmarks/README.md``,
+    the judge panel). A sample drawn in proportion to size (``perdoc sample --design pps``) labels them
+    in proportion."""
+    n, s, f = _as(n), _as(s), _as(f)
+    K = n.size
+    r, e, x = s / n, (f - s) / n, np.log(n)
+    out = {"coefficient": float("nan"), "t": float("nan"), "p_value": float("nan"), "correlation": float("nan"),
+           "flag": False, "K": int(K)}
+    if K < 5 or np.ptp(x) == 0 or _no_spread(e):
+        return out
+    sw = np.sqrt(n / n.mean())
+    X = np.column_stack([np.ones(K), r, x]) * sw[:, None]
+    y = e * sw
+    beta, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
+    if rank < 3:
+        return out
+    resid = y - X @ beta
+    df = K - 3.0
+    sigma2 = float(resid @ resid) / df
+    try:
+        cov = sigma2 * np.linalg.inv(X.T @ X)
+    except np.linalg.LinAlgError:
+        return out
+    se = math.sqrt(max(float(cov[2, 2]), 0.0))
+    if not se > 0:
+        return out
+    from ._dist import t_cdf
+    tt = float(beta[2]) / se
+    p = float(2.0 * (1.0 - t_cdf(abs(tt), df)))
+    out.update(coefficient=float(beta[2]), t=tt, p_value=p, correlation=tt / math.sqrt(tt * tt + df),
+               flag=bool(p < SIZE_BIAS_P))
+    return out

@@ -231,6 +231,7 @@ class JudgeEstimates:
     judge_mean: dict = field(default_factory=dict)
     design: dict | None = None   # a drawn sample's design (perdoc sample), else None (simple random sample)
     difference: tuple | None = None   # the systems (A, B) of a paired difference A - B, else None
+    warnings: tuple = ()              # what qualifies the judge-assisted answer (the size-bias warning)
 
     def labels_interval(self, kind: str):
         """The labels-only interval that would lead ``kind`` (:func:`perdoc.policy.default_method`)."""
@@ -276,6 +277,7 @@ class JudgeEstimates:
                 "ppi": {k: clean(v) for k, v in self.ppi.items()}, "agreement": clean(self.agreement),
                 "judge_mean": clean(self.judge_mean), "design": self.design,
                 "difference": None if self.difference is None else list(self.difference),
+                "warnings": list(self.warnings),
                 "labels_only": self.labels.to_dict()}
 
     def tidy(self):
@@ -323,10 +325,12 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded),
            "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded)}
     agreement = _agreement(s, sample.f, t.n)
+    warnings = _size_warning(t.n, s, sample.f, agreement)
     judge_mean = {"micro": sample.judge.mean, "macro": sample.judge.macro_mean}
     return JudgeEstimates(K=K, judged_documents=sample.judge.M, covers=sample.judge.covers, level=level,
                           population_size=population_size, ppi=ppi, labels=labels,
-                          agreement=agreement, judge_mean=judge_mean, difference=sample.difference)
+                          agreement=agreement, judge_mean=judge_mean, difference=sample.difference,
+                          warnings=warnings)
 
 
 def _agreement(s, f, n) -> dict:
@@ -338,6 +342,25 @@ def _agreement(s, f, n) -> dict:
             "documents_differing": int(np.sum(f != s))}
 
 
+#: The size-bias warning (:func:`perdoc.methods.ppi.size_bias`), with the panel's measurement behind it.
+SIZE_WARNING = ("the judge's error rate follows document size in the labelled documents (correlation {r:+.2f} with "
+                "log size, p = {p:.3g}): with documents drawn at random the judge-assisted micro interval rests on "
+                "the few long documents the sample holds, and on the judge panel such a judge left it covering "
+                "0.82 instead of 0.95 at K = 20; draw documents in proportion to their size (perdoc sample "
+                "--design pps) and estimate with --sample, or lead with the labels-only interval")
+
+
+def _size_warning(n, s, f, agreement: dict, *, design: str | None = None) -> tuple:
+    """The size-bias check, recorded in ``agreement`` (``size_correlation``, ``size_p_value``), and its
+    warning when it flags a judge under a design that does not draw documents by size."""
+    from ..methods.ppi import size_bias
+    sb = size_bias(n, s, f)
+    agreement["size_correlation"], agreement["size_p_value"] = sb["correlation"], sb["p_value"]
+    if sb["flag"] and design in (None, "srs"):
+        return (SIZE_WARNING.format(r=sb["correlation"], p=sb["p_value"]),)
+    return ()
+
+
 def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimates:
     """:func:`estimate_judged` for a drawn sample: design-based, :func:`perdoc.methods.ppi.ppi_design`."""
     from ..methods.ppi import ppi_design
@@ -347,9 +370,11 @@ def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimate
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
     ppi = {kind: ppi_design(d, sample.g, sample.gg, sample.sg, sample.judge, kind, level=level, bounded=bounded)
            for kind in ("micro", "macro")}
+    agreement = _agreement(d.s, sample.g, d.m)
+    warnings = _size_warning(d.m, d.s, sample.g, agreement, design=(d.info or {}).get("design"))
     return JudgeEstimates(K=d.K, judged_documents=sample.judge.M, covers=True, level=level,
                           population_size=sample.judge.M, ppi=ppi, labels=labels,
-                          agreement=_agreement(d.s, sample.g, d.m),
+                          agreement=agreement, warnings=warnings,
                           judge_mean={"micro": sample.judge.mean, "macro": sample.judge.macro_mean},
                           design={"sampling": "drawn", **labels.design})
 
