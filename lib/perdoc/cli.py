@@ -1434,11 +1434,6 @@ def headline_lines(headlines: dict, level: float) -> list[str]:
     """The answer first, in words: for each estimand, the leading interval (:func:`perdoc.policy.lead`)
     and what chose it -- the same interval and reason a report of the same inputs leads with."""
     names = {"micro": "micro mean (rate of a randomly drawn chunk)", "macro": "macro mean (rate in a typical document)"}
-    if result.difference is not None:
-        a, b = result.difference
-        out[0] = f"perdoc compare: {args.data}, {a} - {b} with the judges {args.judge!r} and {args.judge_vs!r}"
-        names = {"micro": f"micro difference {a} - {b} (by chunks)", "macro": f"macro difference {a} - {b} (by "
-                 "documents)"}
     return _answer_lines(headlines, level, {kind: names.get(kind, kind) for kind in headlines})
 
 
