@@ -215,9 +215,21 @@ def _design_intervals():
     return list(stratified.intervals) + list(two_stage.intervals) + list(drawn.intervals)
 
 
+def _judge_intervals():
+    """The judge-assisted rows (perdoc.study.judge.judge_intervals) of a small judged sample."""
+    from perdoc.methods.ppi import JudgeScores
+    from perdoc.reading.table import DocTable
+    from perdoc.study.judge import JudgedSample, estimate_judged, judge_intervals
+    n, s, binary, _, _ = _tables()
+    f = np.minimum(np.maximum(s + np.array([1, -1, 0] * 8)[: s.size], 0), n)
+    sample = JudgedSample(table=binary, f=f, judge=JudgeScores(np.r_[n, n + 2], np.r_[f, f + 1], covers=True))
+    judged = estimate_judged(sample)
+    return list(judge_intervals(judged, (0.0, 1.0)))
+
+
 @pytest.fixture(scope="module")
 def every_interval():
-    return _srs_intervals() + _comparison_intervals() + _design_intervals()
+    return _srs_intervals() + _comparison_intervals() + _design_intervals() + _judge_intervals()
 
 
 def test_every_interval_method_has_a_name_in_both_languages(every_interval):

@@ -176,8 +176,9 @@ def test_judge_with_flags_it_cannot_honour_is_refused(capsys, judged, flag):
 # ------------------------------------------------------------------------------ planning with a judge
 @pytest.mark.parametrize("estimand", ["micro", "macro"])
 def test_the_plan_at_the_pilots_own_k_is_its_judge_assisted_half_width(judged, estimand):
-    """The plan is plan_k on the judge-corrected pilot: at the pilot's own K it reproduces the pilot's
-    realised judge-assisted t interval (same spread, df and finite population factor)."""
+    """The plan is plan_k on the judge-corrected pilot (with the interval's small-sample floor): at the
+    pilot's own K it reproduces the pilot's realised judge-assisted t interval (same spread, df and
+    finite population factor)."""
     from perdoc.methods.ppi import ppi_macro
     from perdoc.study.judge import corrected_table, plan_judged
     from perdoc.study.plan import half_width, pilot_inputs
@@ -185,9 +186,10 @@ def test_the_plan_at_the_pilots_own_k_is_its_judge_assisted_half_width(judged, e
     s = load_judged(labels, "doc_id", "gold", "judge", judge_file=judge)
     fpc = math.sqrt(1 - 20 / 120)
     ppi = (ppi_micro if estimand == "micro" else ppi_macro)(s.table.n, s.table.s, s.f, s.judge, fpc=fpc)
-    sd, sizes, _, _ = pilot_inputs(corrected_table(s, estimand), estimand, own_sample=True)
-    assert half_width(20, sd, 0.95, 120, sizes) == pytest.approx((ppi["high"] - ppi["low"]) / 2, rel=1e-12)
+    _, sizes, _, _ = pilot_inputs(corrected_table(s, estimand), estimand, own_sample=True)
     res = plan_judged(s, (ppi["high"] - ppi["low"]) / 2 * 1.000001, estimand=estimand)
+    assert half_width(20, res["judge"].sd, 0.95, 120, sizes) == pytest.approx((ppi["high"] - ppi["low"]) / 2,
+                                                                           rel=1e-12)
     assert res["judge"].K == 20 and res["judge"].population_size == 120
     assert res["labels_only"].K > res["judge"].K          # a judge right on 85% of chunks saves labels
 

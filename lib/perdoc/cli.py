@@ -588,6 +588,10 @@ def _estimate_params(args) -> int:
         seed=iv.seed if args.seed is None else args.seed))
     table = load_study_table(study)
     result = estimate_study(study, table)
+    if study.data.judge is not None:   # the judge-assisted rows, which lead as in the report
+        from .study.judge import with_judge
+        from .study.run import estimate_study_judged, load_study_judged
+        result = with_judge(result, estimate_study_judged(study, load_study_judged(study), result))
     if args.write_table:
         write_table(table, args.write_table, doc_name=study.data.doc)
     simulation = None if args.skip_simulation else _study_simulation(study, table)
@@ -1405,7 +1409,9 @@ def format_estimates(result, table, headlines: dict | None = None) -> str:
                 extra = f"  ({iv.extra['degenerate_fraction']:.1%} degenerate replicates dropped)"
             h = headlines.get(estimand)
             if h is not None and (h.interval.estimand, h.interval.method) == (iv.estimand, iv.method):
-                extra += "  <- leads" + ("" if h.basis == "census" else " (the default the coverage panel supports)")
+                extra += "  <- leads" + ("" if h.basis == "census" else " (judge-assisted)"
+                                         if iv.method in ("logit_ppi", "ppi") else
+                                         " (the default the coverage panel supports)")
             if len(pieces) > 1:
                 extra += "  <- not an interval: the set has several pieces"
             if iv.out_of_range:
@@ -1457,6 +1463,10 @@ def _answer_lines(headlines: dict, level: float, subjects: dict, *, sign: str = 
 
 def headline_reason(h) -> str:
     """What chose the leading interval, in one plain sentence (the CLI's wording of a Headline)."""
+    if h.basis == "none" and h.interval.method in ("logit_ppi", "ppi"):
+        return ("judge-assisted: the judge's scores on every chunk, corrected by its errors on the labelled "
+                "documents; it leads wherever it gives an interval (its coverage was measured on the judge panel, "
+                "not by a simulation of this study)")
     if h.basis == "none":
         return ("the default the coverage panel supports for this kind of metric; not checked by a simulation of "
                 "this study (a params file with a census checks it: perdoc estimate --params, perdoc report)")

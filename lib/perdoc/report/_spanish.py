@@ -60,12 +60,16 @@ METHOD_KEYS = {
     ("micro", "design"): (N_("method.micro.design.stratified"), N_("method.micro.design.two_stage"),
                           N_("method.micro.design.drawn")),
     ("micro", "logit_design"): (N_("method.micro.logit_design"),),
+    ("micro", "ppi"): (N_("method.micro.ppi"),),
+    ("micro", "logit_ppi"): (N_("method.micro.logit_ppi"),),
     ("macro", "t"): (N_("method.macro.t"), N_("method.macro.t.differences")),
     ("macro", "bootstrap_t"): (N_("method.macro.bootstrap_t"),),
     ("macro", "percentile"): (N_("method.macro.percentile"),),
     ("macro", "calibrated"): (N_("method.macro.calibrated"), N_("method.macro.calibrated.logit")),
     ("macro", "design"): (N_("method.macro.design.stratified"), N_("method.macro.design.drawn")),
     ("macro", "logit_design"): (N_("method.macro.logit_design"),),
+    ("macro", "ppi"): (N_("method.macro.ppi"),),
+    ("macro", "logit_ppi"): (N_("method.macro.logit_ppi"),),
 }
 
 

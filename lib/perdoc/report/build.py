@@ -72,6 +72,8 @@ class Analysis:
     design_plan: dict | None = None     # planning.design: the drawn designs compared (perdoc.design_plan)
     comparison_many: object = None      # perdoc.MultiComparison when data.compare_to lists 2+ columns
     difference_plan: dict | None = None  # planning.difference_half_width (perdoc.study.run.difference_plan_study)
+    judge: object = None                # perdoc.study.judge.JudgeEstimates when data.judge is set
+    judged: object = None               # its judged sample (JudgedSample or JudgedDesign: per-document sums)
 
     @property
     def default_interval(self):
@@ -139,7 +141,8 @@ def analyse(params_file) -> Analysis:
     if analysis is None:
         study = load_params(path)
         stamp = (_mtime(path), _mtime(study.data.path) if study.data.path is not None else _backend_stamp(study),
-                 _mtime(study.census) if study.census else None)
+                 _mtime(study.census) if study.census else None,
+                 tuple(_mtime(p) for p in (study.data.judge_file, study.data.judge_sample) if p is not None))
         analysis = _analyse_cached(str(path), stamp)
     set_language(analysis.study.language)   # the notebooks' text follows the study's report.language
     return analysis
@@ -181,8 +184,8 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
     from ..progress import NO_PROGRESS
     from ..study.policy import mark_comparison_leads, mark_leads
     from ..study.run import (compare_study_systems, design_plan_study, difference_plan_study, estimate_study,
-                             load_study_census_and_scores, load_study_pairs, load_study_table, simulate_study,
-                             strata_experiment)
+                             estimate_study_judged, load_study_census_and_scores, load_study_judged,
+                             load_study_pairs, load_study_table, simulate_study, strata_experiment)
     shown = shown or {}
     progress = progress or NO_PROGRESS
     step = progress.step
@@ -190,6 +193,13 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
         table = load_study_table(study)
         step(f"estimates and intervals ({table.K:,} documents)")
         est = estimate_study(study, table)
+        judge = judged = None
+        if study.data.judge is not None:
+            step("judge-assisted estimates")
+            from ..study.judge import with_judge
+            judged = load_study_judged(study)
+            judge = estimate_study_judged(study, judged, est)
+            est = with_judge(est, judge)   # the judge-assisted rows lead wherever they give an interval
         comparison = None
         pairs = load_study_pairs(study)
         compare_size = est.population_size if study.design.sampling in ("srs", "census") else None
@@ -212,7 +222,7 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
             step("stratification experiment")
             strata = strata_experiment(study, census)
         elif (study.design.sampling == "srs" and est.population_size != table.K
-              and not frame_leads(est, study.estimand.kind)):
+              and not frame_leads(est, study.estimand.kind) and judge is None):
             from ..study.pseudo import pseudo_check
             iv = study.intervals
             pseudo = pseudo_check(table, population_size=est.population_size, level=iv.level, seed=iv.seed,
@@ -229,7 +239,7 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
                     pseudo_simulation=pseudo, design_plan=design_plan, comparison_many=many,
-                    difference_plan=difference_plan)
+                    difference_plan=difference_plan, judge=judge, judged=judged)
 
 
 def _file_facts(p: Path, shown: dict) -> dict:
@@ -279,6 +289,11 @@ def _input_info(study: Study, table: DocTable, est: Estimates, census, shown: di
                           "design": (est.design or {}).get("design"), "k": (est.design or {}).get("k"),
                           "take": (est.design or {}).get("take"), "seed": (est.design or {}).get("seed"),
                           "documents_in_frame": (est.design or {}).get("documents_in_frame")}
+    for key in ("judge_file", "judge_sample"):
+        p = getattr(d, key, None)
+        if p is not None:
+            f = _file_facts(p, shown)
+            info[key] = {"file": f["file"], "bytes": f["bytes"], "sha256": f["sha256"], "column": d.judge}
     if d.trec is not None:
         info["trec"] = {"measure": d.trec.measure}
         for key in ("qrels", "doc_map", "compare_run"):
@@ -387,6 +402,8 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     if analysis.comparison_many is not None:
         out["comparison_many"] = analysis.comparison_many.to_dict()
     out["headline"] = analysis.headline.to_dict()
+    if analysis.judge is not None:
+        out["judge"] = analysis.judge.to_dict()
     from .notebook import summary_facts
     out["summary_box"] = summary_facts(analysis)   # what the report's summary box states
     if analysis.simulation is not None:
@@ -1217,7 +1234,8 @@ def _sweep_trash(out_dir: Path, folder: Path, name: str) -> bool:
 
 #: The params key of each input file a snapshot copies (by the copy's folder name).
 _SNAPSHOT_KEYS = {"qrels": "data.trec.qrels", "doc_map": "data.trec.doc_map", "compare_run": "data.trec.compare_run",
-                  "census": "census.path", "frame": "design.frame", "sample": "design.sample"}
+                  "census": "census.path", "frame": "design.frame", "sample": "design.sample",
+                  "judge_file": "data.judge_file", "judge_sample": "data.judge_sample"}
 
 
 def _regular_input(study: Study, src: Path, tag: str) -> int | None:
@@ -1288,6 +1306,9 @@ def _snapshot(study: Study, folder: Path) -> tuple[Study, dict]:
             tr, run=data.path, qrels=copy(tr.qrels, "qrels"), doc_map=copy(tr.doc_map, "doc_map"),
             compare_run=None if tr.compare_run is None else copy(tr.compare_run, "compare_run")))
     census = None if study.census is None else copy(study.census, "census")
+    for key in ("judge_file", "judge_sample"):   # the judge's scores, read once from their copy
+        if getattr(study.data, key, None) is not None:
+            data = replace(data, **{key: copy(getattr(study.data, key), key)})
     from ..study.run import frame_path
     frame = frame_path(study)  # design.frame's file (not the census): read once, from its copy
     design = study.design if frame is None else replace(study.design, frame=str(copy(frame, "frame")))

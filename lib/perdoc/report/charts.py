@@ -155,6 +155,8 @@ _SHORT = {
     "greg": N_("chart.short.greg"),
     "logit_greg": N_("chart.short.logit_greg"),
     "logit_design": N_("chart.short.logit_design"),
+    "ppi": N_("chart.short.ppi"),
+    "logit_ppi": N_("chart.short.logit_ppi"),
 }
 
 
@@ -593,6 +595,33 @@ def paired_differences(pairs, comparison) -> Chart:
     chart = (diag + points).properties(width=WIDTH, height=360, title=title)
     ties = comparison.ties_fraction
     caption = tr("chart.pairs.caption", K=integer(pairs.K), ties=pct(ties, 0), a=a_name)
+    return Chart(_plain(chart), title, caption)
+
+
+def judge_vs_gold(rates: pd.DataFrame, agreement: dict) -> Chart:
+    """Per labelled document, the judge's rate against the gold rate on the same chunks
+    (:func:`perdoc.report.notebook.judge_document_rates`): on the diagonal they agree; points are sized
+    by the document's labelled chunks, and documents with the same pair of rates are drawn once."""
+    df = rates.groupby(["gold", "judge"], as_index=False).agg(documents=("n", "size"), chunks=("n", "sum"))
+    if len(df) > MAX_ROWS:
+        df = df.sort_values("chunks", ascending=False).head(MAX_ROWS)
+    same, differ = tr("chart.judge.agree"), tr("chart.judge.differ")
+    df["agree"] = np.where(np.isclose(df.gold, df.judge, rtol=0, atol=1e-12), same, differ)
+    top = float(max(df.gold.max(), df.judge.max(), 1e-9))
+    title = tr("chart.judge.title")
+    points = alt.Chart(_data(df)).mark_circle(opacity=0.7).encode(
+        x=alt.X("gold:Q", title=tr("chart.judge.x"), scale=alt.Scale(domain=[0, top])),
+        y=alt.Y("judge:Q", title=tr("chart.judge.y"), scale=alt.Scale(domain=[0, top])),
+        size=alt.Size("chunks:Q", title=tr("unit.measurements"), scale=alt.Scale(range=[30, 600]),
+                      legend=alt.Legend(format="d")),
+        color=alt.Color("agree:N", title="", scale=alt.Scale(domain=[same, differ], range=["#7a8ca3", "#d1495b"])),
+    )
+    diag = alt.Chart(pd.DataFrame({"x": [0.0, top], "y": [0.0, top]})).mark_line(
+        color="#888888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    chart = (diag + points).properties(width=WIDTH, height=360, title=title)
+    K = int(len(rates))
+    agreeing = int(np.sum(np.isclose(rates.gold, rates.judge, rtol=0, atol=1e-12)))
+    caption = tr("chart.judge.caption", K=integer(K), agree=integer(agreeing))
     return Chart(_plain(chart), title, caption)
 
 

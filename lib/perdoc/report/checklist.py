@@ -338,7 +338,8 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
               out_of_scope_sources: list[str] | None = None,
               evidence: dict | None = None,
               simulation=None,
-              language: str | None = None) -> list[Item]:
+              language: str | None = None,
+              judge=None) -> list[Item]:
     """The reporting checklist of one analysis.
 
     Parameters
@@ -368,6 +369,9 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
         effective n covered here, beside the reference study's figures.
     language : str, optional
         ``"en"`` or ``"es"`` (default: the current report language, :func:`perdoc.i18n.get_language`).
+    judge : perdoc.study.judge.JudgeEstimates, optional
+        An automatic judge's part in the estimate (params ``data.judge``): a last item says what it
+        scored, how it agrees with the gold, its weight and what it is worth in labelled documents.
     """
     lang = _lang(language)
     design = _check_keys(design, DESIGN_KEYS, "design")
@@ -383,7 +387,25 @@ def checklist(table: DocTable, estimates: Estimates, *, design: dict, estimand: 
     items.append(_out_of_scope_item(out_of_scope, out_of_scope_sources, lang))
     items.append(_bootstrap_item(estimates, lang))
     items.append(_exclusions_item(table, exclusions, lang))
+    if judge is not None:
+        items.append(_judge_item(judge, estimand.get("name") or "micro", lang))
     return items
+
+
+def _judge_item(judge, kind: str, lang: str) -> Item:
+    """The judge's item (only with a judge): what it scored, its agreement with the gold on the labelled
+    documents, its weight, what it is worth, and the size warning when there is one."""
+    n_, f_ = _words(lang)
+    r, ag = judge.ppi[kind], judge.agreement
+    corr = ag.get("rate_correlation")
+    value = translate(lang, "checklist.judge.value", judged=n_(judge.judged_documents), K=n_(judge.K),
+                      corr="-" if corr is None or corr != corr else f_(corr, ".2f"), bias=f_(ag["bias"], "+.4f"),
+                      weight=f_(r["lam"], ".2f"))
+    if judge.lead(kind)["basis"] != "judge":
+        value += translate(lang, "checklist.judge.no_interval")
+    if judge.warnings:
+        value += translate(lang, "checklist.judge.size_warning")
+    return Item("judge", translate(lang, "checklist.judge.item"), value, "given")
 
 
 

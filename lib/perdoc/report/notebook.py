@@ -224,7 +224,9 @@ def headline_sentences(h, est, kind: str) -> tuple[str, str]:
         title = tr("headline.title_no_interval", name=name, estimate=num(p.estimate, ".4f"), label=label,
                    reason=reason, fpc=fpc)
     where = {"census": tr("where.census"), "pseudo-population": tr("headline.where_pseudo")}.get(h.basis)
-    if where is None:
+    if where is None and p.method in ("logit_ppi", "ppi"):
+        evidence = tr("headline.judge", label=label)
+    elif where is None:
         evidence = tr("headline.not_checked", label=label)
     elif h.coverage is None:
         evidence = tr("headline.checked_no_interval", where=where, reason=_reason_text(h.reason))
@@ -481,6 +483,10 @@ PLAIN_METHOD = {
     "method.macro.design.stratified": N_("box.plain.design"),
     "method.macro.design.drawn": N_("box.plain.design"),
     "method.macro.logit_design": N_("box.plain.design_01"),
+    "method.micro.ppi": N_("box.plain.judge"),
+    "method.micro.logit_ppi": N_("box.plain.judge_01"),
+    "method.macro.ppi": N_("box.plain.judge"),
+    "method.macro.logit_ppi": N_("box.plain.judge_01"),
 }
 
 
@@ -583,6 +589,8 @@ def _coverage_text(coverage, mc_se, reps, k) -> str:
 
 def _check_text(f: dict) -> str:
     c, lvl = f["check"], pct(f["interval"]["level"], 0)
+    if c["basis"] == "none" and f["interval"]["method"] in ("logit_ppi", "ppi"):
+        return tr("box.check.judge")
     if c["basis"] == "none":
         head = tr("box.check.none")
         ps = c.get("pseudo_population")
@@ -948,3 +956,105 @@ def strata_coverage_text(plan, ssim, simulation) -> tuple[str, bool] | None:
                     gap=tr("strata.coverage.gap_within") if within else "", **args)
     joint = tr("strata.but") if gain else tr("strata.and")
     return first + joint + second, not _holds(s, level)
+
+
+# ------------------------------------------------- the judge-assisted estimate (section 03)
+def judge_document_rates(judged) -> pd.DataFrame:
+    """Per labelled document of a judged sample: chunks labelled, the gold rate and the judge's rate
+    on the same chunks (a drawn sample's documents per draw)."""
+    if hasattr(judged, "table"):   # JudgedSample
+        t = judged.table
+        n = np.asarray(t.n, dtype=float)
+        s = np.asarray(t.s, dtype=float) / t.scale
+        f = np.asarray(judged.f, dtype=float)
+    else:                          # JudgedDesign
+        d = judged.data
+        n, s, f = np.asarray(d.m, dtype=float), np.asarray(d.s, dtype=float), np.asarray(judged.g, dtype=float)
+    return pd.DataFrame({"n": n, "gold": s / n, "judge": f / n})
+
+
+def judge_rows(a) -> pd.DataFrame:
+    """The judge section's table: per mean, the judge-assisted interval, the labels-only one it is set
+    against, the judge's weight and what the judge is worth in labelled documents."""
+    from ..study.policy import lead
+    j, est = a.judge, a.estimates
+    rows = []
+    for kind in ("micro", "macro"):
+        r = j.ppi[kind]
+        form = "logit_ppi" if r.get("logit_code") == 0 else "ppi"
+        iv = est.interval(kind, form)
+        labels = [x for x in est.intervals if x.estimand == kind and not (x.extra or {}).get("judge")]
+        lab = lead(replace_intervals(est, labels), kind, a.simulation).interval
+        eff = r["effective_documents"]
+        rows.append({tr("judge.col.mean"): _kind_name(kind),
+                     tr("judge.col.judge"): (interval(iv.ci.low, iv.ci.high) if iv.ci is not None
+                                             else tr("judge.no_interval")),
+                     tr("judge.col.labels"): (interval(lab.ci.low, lab.ci.high) if lab.ci is not None
+                                              else tr("judge.no_interval")),
+                     tr("judge.col.labels_method"): method_label(lab),
+                     tr("judge.col.weight"): num(r["lam"], ".2f"),
+                     tr("judge.col.worth"): ("-" if eff != eff or iv.ci is None else
+                                             tr("judge.more_than", M=integer(j.population_size))
+                                             if j.population_size and eff >= j.population_size
+                                             else integer(round(eff)))})
+    return pd.DataFrame(rows)
+
+
+def replace_intervals(est, intervals):
+    """``est`` holding only ``intervals`` (the labels-only rows, to say what would lead without the judge)."""
+    from dataclasses import replace
+    return replace(est, intervals=tuple(intervals))
+
+
+def judge_sentences(a) -> tuple[list[str], list[str]]:
+    """The judge section in words: ``(notes, warnings)``. What the judge scored, how it agrees with the
+    gold by document, its bias, and whether it helped (its weight near 0, or no judge-assisted interval:
+    the labels-only interval leads)."""
+    j = a.judge
+    d = a.study.data
+    kind = a.study.estimand.kind
+    where = (tr("judge.covers", M=integer(j.judged_documents)) if j.covers
+             else tr("judge.sample", M=integer(j.judged_documents)))
+    ag = j.agreement
+    corr = ag.get("rate_correlation")
+    notes = [tr("judge.intro", column=d.judge, where=where, K=integer(j.K)),
+             tr("judge.agreement", corr=("-" if corr is None or corr != corr else num(corr, ".2f")),
+                bias=num(ag["bias"], "+.4f"), differ=integer(ag["documents_differing"]), K=integer(j.K))]
+    warnings = []
+    lead = j.lead(kind)
+    r = j.ppi[kind]
+    if lead["basis"] != "judge":
+        warnings.append(tr("judge.no_help_flat"))
+    elif r["lam"] < 0.1:
+        notes.append(tr("judge.no_help_weight", weight=num(r["lam"], ".2f")))
+    elif j.population_size and r["effective_documents"] >= j.population_size:
+        notes.append(tr("judge.worth_more", K=integer(j.K), M=integer(j.population_size),
+                        weight=num(r["lam"], ".2f")))
+    else:
+        notes.append(tr("judge.worth", K=integer(j.K), worth=integer(round(r["effective_documents"])),
+                        weight=num(r["lam"], ".2f")))
+    p = ag.get("size_p_value")
+    if p is not None and p == p and not j.warnings:
+        notes.append(tr("judge.size_ok", p=num(p, ".2g")))
+    for w in j.warnings:
+        warnings.append(tr("judge.size_warning", corr=num(ag["size_correlation"], "+.2f"), p=num(p, ".2g")))
+    return notes, warnings
+
+
+def show_judge(a, chart_of=None) -> None:
+    """The judge-assisted estimate of a study whose params name a judge (nothing otherwise): heading,
+    what the judge scored and how it agrees with the gold, the table of intervals, the chart of
+    per-document rates (``chart_of(rates, agreement)``, :func:`perdoc.report.charts.judge_vs_gold`) and
+    what qualifies it."""
+    if getattr(a, "judge", None) is None:
+        return
+    show_text(tr("judge.title"), tag="h3")
+    notes, warnings = judge_sentences(a)
+    show_text(notes[0])
+    show_table(judge_rows(a))
+    for sentence in notes[1:]:
+        note(sentence)
+    for sentence in warnings:
+        warning(sentence)
+    if chart_of is not None:
+        show_chart(chart_of(judge_document_rates(a.judged), a.judge.agreement))

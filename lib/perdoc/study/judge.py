@@ -343,11 +343,15 @@ def _agreement(s, f, n) -> dict:
 
 
 #: The size-bias warning (:func:`perdoc.methods.ppi.size_bias`), with the panel's measurement behind it.
-SIZE_WARNING = ("the judge's error rate follows document size in the labelled documents (correlation {r:+.2f} with "
-                "log size, p = {p:.3g}): with documents drawn at random the judge-assisted micro interval rests on "
-                "the few long documents the sample holds, and on the judge panel such a judge left it covering "
-                "0.82 instead of 0.95 at K = 20; draw documents in proportion to their size (perdoc sample "
-                "--design pps) and estimate with --sample, or lead with the labels-only interval")
+def size_warning_message(r: float, p: float):
+    from ..messages import Message
+    r_text, p_text = format(r, "+.2f"), format(p, ".3g")
+    return Message("warning.judge_size", "the judge's error rate follows document size in the labelled documents "
+                   "(correlation {r} with log size given the gold rate, p = {p}): with documents drawn at random the "
+                   "judge-assisted micro interval rests on the few long documents the sample holds, and on the judge "
+                   "panel such a judge left it covering about 0.82 instead of 0.95 at K = 20; draw documents in "
+                   "proportion to their size (perdoc sample --design pps) and estimate with --sample, or lead with "
+                   "the labels-only interval", r=r_text, p=p_text)
 
 
 def _size_warning(n, s, f, agreement: dict, *, design: str | None = None) -> tuple:
@@ -357,7 +361,7 @@ def _size_warning(n, s, f, agreement: dict, *, design: str | None = None) -> tup
     sb = size_bias(n, s, f)
     agreement["size_correlation"], agreement["size_p_value"] = sb["correlation"], sb["p_value"]
     if sb["flag"] and design in (None, "srs"):
-        return (SIZE_WARNING.format(r=sb["correlation"], p=sb["p_value"]),)
+        return (size_warning_message(sb["correlation"], sb["p_value"]),)
     return ()
 
 
@@ -416,17 +420,57 @@ def plan_judged(sample: JudgedSample, target: float, *, estimand: str = "micro",
     from .plan import pilot_inputs, plan_k, spread_problem
     if population_size is None and sample.judge.covers:
         population_size = sample.judge.M
-    plans = {}
-    for key, table in (("judge", corrected_table(sample, estimand)), ("labels_only", sample.table)):
+    from ..methods.ppi import FLOOR_DOCUMENTS
+    spreads = {}
+    for key, table in (("labels_only", sample.table), ("judge", corrected_table(sample, estimand))):
         sd, sizes, _, _ = pilot_inputs(table, estimand, own_sample=True)
         problem = spread_problem(table, estimand, sd, source="pilot")
         if problem:
             raise ParameterError(("the judge-corrected pilot: " if key == "judge" else "") + problem)
-        plans[key] = plan_k(sd, target, level=level, population_size=population_size, estimand=estimand,
-                            sizes=sizes)
+        spreads[key] = (sd, sizes)
+    # the judge-assisted interval's small-sample floor (perdoc.methods.ppi._floored) at the pilot's K: the
+    # plan is exact there and a little cautious beyond (the floor shrinks as 1/K)
+    sd_j, sizes_j = spreads["judge"]
+    sd_l = spreads["labels_only"][0]
+    spreads["judge"] = (math.sqrt(sd_j * sd_j + FLOOR_DOCUMENTS * sd_l * sd_l / sample.table.K), sizes_j)
+    plans = {key: plan_k(sd, target, level=level, population_size=population_size, estimand=estimand, sizes=sizes)
+             for key, (sd, sizes) in spreads.items()}
     notes = []
     if not sample.judge.covers:
         notes.append("the judge scored a sample of documents, not the population: the judge's own sampling error "
                      "(which more judged documents reduce) is not in the plan")
     return {"judge": plans["judge"], "labels_only": plans["labels_only"], "estimand": estimand,
             "pilot_k": sample.table.K, "notes": notes}
+
+
+def judge_intervals(judged: JudgeEstimates, metric_range=None) -> tuple:
+    """The judge-assisted intervals of ``judged`` as rows of a :class:`perdoc.results.Estimates`: per
+    mean, ``ppi`` (t scale) and, for a metric in [0, 1], ``logit_ppi``; each with its estimate, se, df,
+    the judge's weight and effective documents (``extra``), or the reason it has no interval."""
+    from ..messages import Message
+    from ..methods.results import ConfidenceInterval, Interval
+    rows = []
+    for kind in ("micro", "macro"):
+        r = judged.ppi[kind]
+        extra = {"lam": r["lam"], "effective_documents": r["effective_documents"], "judge": True}
+        forms = [("ppi", "judge-assisted (prediction-powered, by document)", r["low"], r["high"], r["code"])]
+        if "logit_code" in r:
+            forms.insert(0, ("logit_ppi", "judge-assisted, on the logit scale", r["logit_low"], r["logit_high"],
+                             r["logit_code"]))
+        for method, label, lo, hi, code in forms:
+            ok = code == 0 and math.isfinite(lo) and math.isfinite(hi)
+            reason = None if ok else Message(
+                "reason.judge_no_interval", "no interval: {why}",
+                why=r.get("reason") or "the judge's corrected values show no spread: its errors cannot be measured")
+            rows.append(Interval(estimand=kind, method=method, label=label, estimate=r["estimate"], level=judged.level,
+                                 se=r["se"], df=r["df"], ci=ConfidenceInterval(lo, hi) if ok else None, reason=reason,
+                                 role="alternative", extra=extra, metric_range=metric_range))
+    return tuple(rows)
+
+
+def with_judge(estimates, judged: JudgeEstimates):
+    """``estimates`` (the labels-only ones of the same sample) with the judge-assisted rows added
+    (:func:`judge_intervals`): :func:`perdoc.policy.lead` then leads with them wherever they give an
+    interval, in every interface."""
+    from dataclasses import replace
+    return replace(estimates, intervals=tuple(estimates.intervals) + judge_intervals(judged, estimates.metric_range))

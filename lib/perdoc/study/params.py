@@ -83,6 +83,9 @@ class DataSpec:
     backend: dict | None = None      # {url, table}: a table of an Ibis backend instead of a file (a relative
     #                                  duckdb:// path resolved against the params file's folder)
     compare_more: tuple[str, ...] = ()  # data.compare_to as a list: the columns after the first
+    judge: str | None = None         # an automatic judge's score column on the labelled rows (data.score: the gold)
+    judge_file: Path | None = None   # the judge's scores on every chunk of every population document
+    judge_sample: Path | None = None  # or on documents that were not labelled (a sample of their own)
 
     @property
     def aggregated(self) -> bool:
@@ -212,6 +215,11 @@ class Study:
             d["data"]["path"] = str(self.raw["data"]["trec"]["run"])
             d["data"]["trec"] = {k: (None if v is None else str(v)) for k, v in self.raw["data"]["trec"].items()}
         d["census"] = None if self.census is None else str(self.raw["census"]["path"])
+        for key in ("judge", "judge_file", "judge_sample"):   # as written; absent without a judge
+            if d["data"].get(key) is None:
+                d["data"].pop(key, None)
+            elif key != "judge":
+                d["data"][key] = str(self.raw["data"][key]).strip()
         if d["design"].get("frame") is not None:  # as written (a report reads a copy of the file)
             d["design"]["frame"] = str(self.raw["design"]["frame"]).strip()
         if d["design"].get("sample") is not None:  # as written (a report reads a copy of the manifest)
@@ -244,6 +252,9 @@ SCHEMA: dict[str, Any] = {
         "s": (_STR, False),
         "q": (_STR, False),
         "compare_to": (_STR_OR_LIST, False),   # one column, or several (every pair, a leaderboard)
+        "judge": (_STR, False),                # an automatic judge's column beside the gold (data.score)
+        "judge_file": (_STR, False),           # the judge on every population chunk
+        "judge_sample": (_STR, False),         # or on unlabelled documents
         "format": (_STR, False),
         "metric": (_STR, False),
         "allow_similar_ids": ("true or false", False),
@@ -638,7 +649,33 @@ def _data_spec(d: dict, base: Path, label: str) -> DataSpec:
     return DataSpec(path=data_path, doc=d["doc"], score=d.get("score"), n=d.get("n"), s=d.get("s"),
                     q=d.get("q"), compare_to=compared[0] if compared else None, compare_more=compared[1:],
                     format=data_format, metric=metric, allow_similar_ids=bool(similar), trec=trec,
-                    **_engine_keys(d, label, base))
+                    **_engine_keys(d, label, base), **_judge_keys(d, base, label, trec))
+
+
+def _judge_keys(d: dict, base: Path, label: str, trec) -> dict:
+    """``data.judge`` with ``data.judge_file`` or ``data.judge_sample`` (paths resolved against the
+    params file's folder), checked: one of the two files, a judge column other than the gold's, and
+    per-chunk rows of a file (the judge-assisted estimate reads the labelled chunks)."""
+    judge, jf, js = d.get("judge"), d.get("judge_file"), d.get("judge_sample")
+    if judge is None:
+        if jf is not None or js is not None:
+            key = "judge_file" if jf is not None else "judge_sample"
+            raise ParamsError(f"{label}: key 'data.{key}' goes with 'data.judge' (the judge's score column)")
+        return {}
+    if (jf is None) == (js is None):
+        raise ParamsError(f"{label}: key 'data.judge' needs one of 'data.judge_file' (the judge on every population "
+                          "chunk) or 'data.judge_sample' (the judge on unlabelled documents)")
+    if d.get("score") is None or judge == d.get("score"):
+        raise ParamsError(f"{label}: key 'data.judge' must name another column than 'data.score' (the gold labels)")
+    for key in ("trec", "backend", "n"):
+        if (trec if key == "trec" else d.get(key)) is not None:
+            raise ParamsError(f"{label}: key 'data.judge' reads per-chunk rows of a file, not 'data.{key}'")
+
+    def path(v):
+        p = Path(v)
+        return p if p.is_absolute() else (base / p).resolve()
+    return {"judge": judge, "judge_file": None if jf is None else path(jf),
+            "judge_sample": None if js is None else path(js)}
 
 
 def _compare_columns(value, score: str | None, label: str) -> tuple[str, ...]:
@@ -713,6 +750,15 @@ def _design_spec(raw: dict, data: DataSpec, label: str) -> Design:
                           "per-document table")
     frame = _frame_key(g, sampling, raw, label)
     sample, sampling = _sample_key(g, sampling, data, label)
+    if data.judge is not None:
+        if sampling in ("stratified", "two_stage"):
+            raise ParamsError(f"{label}: key 'data.judge' goes with a simple random sample of documents or a drawn "
+                              f"sample (design.sample), not design.sampling: {sampling} (draw it with perdoc sample)")
+        if sampling == "drawn" and data.judge_file is None:
+            raise ParamsError(f"{label}: a drawn sample (design.sample) with 'data.judge' needs 'data.judge_file' (the "
+                              "judge on every chunk of the frame)")
+        if frame is not None:
+            raise ParamsError(f"{label}: key 'data.judge' does not go with 'design.frame': the judge file is the frame")
     return Design(population=g["population"].strip(), sampling=sampling, population_size=M,
                   strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col,
                   frame=None if frame is None else frame.strip(),

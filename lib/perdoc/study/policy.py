@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from ..messages import Message
 
 __all__ = ["default_method", "default_interval", "with_lead", "mark_leads", "mark_comparison_leads", "FRAME_MIN_K", "Headline",
-           "choose_headline", "lead", "NOT_CHECKED"]
+           "choose_headline", "lead", "NOT_CHECKED", "judge_interval", "JUDGE_METHODS", "JUDGE_CHOICE"]
 
 #: Methods shown only to warn (chunks treated as independent): they never lead.
 BASELINES = ("micro.wald_iid", "micro.wald_eff_n")
@@ -211,10 +211,33 @@ def lead(estimates, kind: str | None = None, simulation=None, *, difference: boo
     it beside the headline as a qualifier. ``benchmarks/pseudo_switch.py`` measures, on the coverage
     panel's censuses, how its choice covers against the default's (benchmarks/README.md)."""
     kind = kind or "micro"
+    judged = judge_interval(estimates, kind)
+    if judged is not None:
+        return Headline(judged, basis="none", verified=False, approximate=False, reason=JUDGE_CHOICE)
     default = default_interval(estimates, kind, difference=difference)
     if simulation is None:
         return choose_headline(estimates, None, kind, basis="none", default=default)
     return choose_headline(estimates, simulation, kind, basis="census", default=default)
+
+
+#: The judge-assisted methods (perdoc.study.judge.with_judge), in the order they lead.
+JUDGE_METHODS = ("logit_ppi", "ppi")
+
+#: Why a judge-assisted interval leads (the judge panel is its evidence, not a simulation of this study).
+JUDGE_CHOICE = Message("choice.judge", "judge-assisted: the judge's scores on every chunk, corrected by its errors "
+                       "on the labelled documents; it leads wherever it gives an interval (checked on the judge "
+                       "panel, not by a simulation of this study)")
+
+
+def judge_interval(estimates, kind: str):
+    """The judge-assisted interval of ``kind`` that leads (logit scale first, as
+    :func:`perdoc.methods.ppi.lead_ends` chooses), or None when ``estimates`` has none with an interval
+    (no judge, or the judge's errors could not be measured: the labels-only default then leads)."""
+    for method in JUDGE_METHODS:
+        for iv in estimates.intervals:
+            if iv.estimand == kind and iv.method == method and iv.ci is not None:
+                return iv
+    return None
 
 
 def mark_leads(estimates, simulation=None, *, difference: bool = False):

@@ -14,7 +14,8 @@ from ..reading.table import DocTable
 __all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study_census",
            "load_study_census_and_scores", "simulate_study",
            "simulation_design", "strata_experiment", "load_study_frame", "frame_path", "load_study_pair_tables",
-           "compare_study_systems", "plan_population_size", "difference_plan_study"]
+           "compare_study_systems", "plan_population_size", "difference_plan_study", "load_study_judged",
+           "estimate_study_judged"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -160,6 +161,30 @@ def estimate_study(study: Study, table: DocTable, frame=None) -> Estimates:
         frame = load_study_frame(study)
     return estimate_design(table, design=g.as_engine_dict(table), level=iv.level,
                            replicates=iv.replicates, seed=iv.seed, frame=frame)
+
+
+def load_study_judged(study: Study):
+    """The study's judged sample when the params name a judge (``data.judge`` with ``data.judge_file`` or
+    ``data.judge_sample``): :func:`perdoc.study.judge.load_judged`, or ``load_judged_design`` for a drawn
+    sample (``design.sample``); None without a judge."""
+    d = study.data
+    if d.judge is None:
+        return None
+    from .judge import load_judged, load_judged_design
+    opts = {"fmt": d.format, "metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
+    if study.design.sampling == "drawn":
+        return load_judged_design(d.path, sample_path(study), d.doc, d.score, d.judge, judge_file=d.judge_file,
+                                  nonresponse=study.design.nonresponse, **opts)
+    return load_judged(d.path, d.doc, d.score, d.judge, judge_file=d.judge_file, judge_sample=d.judge_sample, **opts)
+
+
+def estimate_study_judged(study: Study, judged, est: Estimates):
+    """The judge-assisted estimates of the study's judged sample (:func:`perdoc.study.judge.estimate_judged`,
+    with the study's level and the labels-only estimates' population size), or None without a judge."""
+    if judged is None:
+        return None
+    from .judge import estimate_judged
+    return estimate_judged(judged, level=study.intervals.level, population_size=est.population_size)
 
 
 def load_study_census(study: Study) -> DocTable | None:

@@ -1,0 +1,124 @@
+"""A study with an automatic judge (params data.judge, data.judge_file): the report's judge section,
+and one answer: the report, ``perdoc estimate --params``, ``perdoc estimate --judge`` and the Python
+API lead with the same judge-assisted interval; the params keys are checked with one line each."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from perdoc.cli import main
+from perdoc.report.build import analyse, build_report, summary
+from perdoc.study.judge import estimate_judged, load_judged
+from perdoc.study.params import ParamsError, load_params
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "example" / "sample.csv"
+CENSUS = ROOT / "data" / "example" / "census.csv"
+
+
+def _params(tmp_path, data_extra: str = f", judge: tfidf, judge_file: {CENSUS}", extra: str = "",
+            name: str = "judged") -> Path:
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(f"name: {name}\ndata: {{path: {SAMPLE}, doc: doc_id, score: bm25{data_extra}}}\n"
+                 "design: {population: x, population_size: 1300, sampling: srs}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n" + extra,
+                 encoding="utf-8")
+    return p
+
+
+def _cli_json(capsys, args):
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_report_cli_and_api_lead_with_the_same_judge_assisted_interval(tmp_path, capsys):
+    p = _params(tmp_path)
+    a = analyse(p)
+    h = a.headline
+    assert h.interval.method == "logit_ppi" and h.basis == "none"
+    cli = _cli_json(capsys, ["estimate", "--params", str(p)])
+    assert cli["headline"] == json.loads(json.dumps(h.to_dict()))
+    judge_cli = _cli_json(capsys, ["estimate", str(SAMPLE), "--doc", "doc_id", "--score", "bm25", "--judge", "tfidf",
+                                   "--judge-file", str(CENSUS), "--population-size", "1300"])
+    api = estimate_judged(load_judged(SAMPLE, "doc_id", "bm25", "tfidf", judge_file=CENSUS), population_size=1300)
+    assert judge_cli["headline"]["ci"] == cli["headline"]["ci"] == api.to_dict()["headline"]["ci"]
+    assert judge_cli["headline"]["method"] == f"micro.{h.interval.method}"
+    # every table marks the judge-assisted interval as the one that leads, and nothing else
+    primaries = [iv.method for iv in a.estimates.intervals if iv.estimand == "micro" and iv.role == "primary"]
+    assert primaries == ["logit_ppi"]
+    s = summary(a)
+    assert s["headline"] == cli["headline"] and s["summary_box"]["interval"]["ci"] == cli["headline"]["ci"]
+    assert s["summary_box"]["estimate"] == h.interval.estimate
+    assert s["judge"]["headline"]["ci"] == cli["headline"]["ci"] and s["judge"]["K"] == 20
+
+
+@pytest.fixture(scope="module")
+def judge_report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("judge_report")
+    p = _params(tmp)
+    out = tmp / "out"
+    build_report(p, out)
+    folder = out / "judged"
+    return (folder / "report.html").read_text(encoding="utf-8"), json.loads((folder / "summary.json").read_text())
+
+
+def _text(page: str) -> str:
+    page = re.sub(r"<svg.*?</svg>", " ", page, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_the_report_has_a_judge_section_whose_numbers_are_the_summarys(judge_report):
+    page, s = judge_report
+    text = _text(page)
+    j = s["judge"]
+    assert "Judge-assisted estimate" in text and "An automatic judge (column tfidf)" in text
+    lo, hi = s["headline"]["ci"]
+    assert f"[{lo:.4f}, {hi:.4f}]" in text
+    # agreement, weight and the chart are there, with the summary's numbers
+    assert f"their rates correlate {j['agreement']['rate_correlation']:.2f}" in text
+    assert f"they differ in {j['agreement']['documents_differing']} of 20 documents" in text
+    assert "the judge's rate equals the gold rate (on the dashed diagonal)" in text and "<svg" in page
+    # the summary box and the headline speak of the judge, not of an unchecked default
+    assert "judge-assisted interval" in text and "no census was given, so this is the default" not in text
+    assert s["input"]["judge_file"]["file"] == "census.csv" and s["input"]["judge_file"]["column"] == "tfidf"
+    assert s["params"]["data"]["judge"] == "tfidf"
+    assert "automatic judge (its part in the estimate)" in text        # the checklist's item
+
+
+def test_the_spanish_report_has_the_judge_section_in_spanish(tmp_path):
+    p = _params(tmp_path, extra="report: {language: es}\n", name="juez")
+    build_report(p, tmp_path / "out")
+    text = _text((tmp_path / "out" / "juez" / "report.html").read_text(encoding="utf-8"))
+    assert "Estimación asistida por el juez" in text and "Un juez automático (columna tfidf)" in text
+    assert "juez automático (su parte en la estimación)" in text
+
+
+def test_a_report_without_a_judge_has_no_judge_section(tmp_path):
+    a = analyse(_params(tmp_path, data_extra="", name="plain"))
+    assert a.judge is None and "judge" not in summary(a)
+    assert all(iv.method not in ("ppi", "logit_ppi") for iv in a.estimates.intervals)
+
+
+@pytest.mark.parametrize("data_extra,message", [
+    (", judge: tfidf", "data.judge_file"),
+    (f", judge_file: {CENSUS}", "goes with 'data.judge'"),
+    (", judge: bm25, judge_file: x.csv", "another column"),
+    (f", judge: tfidf, judge_file: {CENSUS}, judge_sample: {CENSUS}", "one of"),
+])
+def test_judge_params_are_checked_with_one_line(tmp_path, data_extra, message):
+    with pytest.raises(ParamsError, match=re.escape(message)) as err:
+        load_params(_params(tmp_path, data_extra=data_extra))
+    assert "\n" not in str(err.value)
+
+
+def test_judge_params_refuse_a_design_the_judge_cannot_take(tmp_path):
+    p = _params(tmp_path, extra="")
+    text = p.read_text().replace("sampling: srs}", "sampling: stratified, strata: {column: bm25, population_sizes: {a: 1300}}}")
+    p.write_text(text)
+    with pytest.raises(ParamsError, match="data.judge"):
+        load_params(p)
