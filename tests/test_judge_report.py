@@ -21,6 +21,11 @@ SAMPLE = ROOT / "data" / "example" / "sample.csv"
 CENSUS = ROOT / "data" / "example" / "census.csv"
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_kernel(shared_kernel):
+    """The module's reports share one notebook kernel (tests/conftest.py)."""
+
+
 def _params(tmp_path, data_extra: str = f", judge: tfidf, judge_file: {CENSUS}", extra: str = "",
             name: str = "judged") -> Path:
     p = tmp_path / f"{name}.yaml"
