@@ -65,7 +65,7 @@ def test_report_cli_and_api_lead_with_the_same_judge_assisted_interval(tmp_path,
 @pytest.fixture(scope="module")
 def judge_report(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("judge_report")
-    p = _params(tmp)
+    p = _params(tmp, extra="planning: {half_width: 0.05}\n")
     out = tmp / "out"
     build_report(p, out)
     folder = out / "judged"
@@ -93,6 +93,11 @@ def test_the_report_has_a_judge_section_whose_numbers_are_the_summarys(judge_rep
     assert s["input"]["judge_file"]["file"] == "census.csv" and s["input"]["judge_file"]["column"] == "tfidf"
     assert s["params"]["data"]["judge"] == "tfidf"
     assert "automatic judge (its part in the estimate)" in text        # the checklist's item
+    # planning with the judge: what perdoc plan --pilot-data ... --judge plans from the same sample
+    from perdoc.study.judge import plan_judged
+    plan = plan_judged(load_judged(SAMPLE, "doc_id", "bm25", "tfidf", judge_file=CENSUS), 0.05, population_size=1300)
+    assert (f"for a half-width of 0.05 (planning.half_width), about {plan['judge'].K:,} labelled documents with the "
+            f"judge, against {plan['labels_only'].K:,} with the labels alone") in text
 
 
 def test_the_spanish_report_has_the_judge_section_in_spanish(tmp_path):

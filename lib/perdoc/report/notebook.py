@@ -1033,12 +1033,33 @@ def judge_sentences(a) -> tuple[list[str], list[str]]:
     else:
         notes.append(tr("judge.worth", K=integer(j.K), worth=integer(round(r["effective_documents"])),
                         weight=num(r["lam"], ".2f")))
+    plan = judge_plan(a)
+    if plan is not None:
+        notes.append(tr("judge.plan", target=num(plan["judge"].target, "g"), K_judge=integer(plan["judge"].K),
+                        K_labels=integer(plan["labels_only"].K)))
     p = ag.get("size_p_value")
     if p is not None and p == p and not j.warnings:
         notes.append(tr("judge.size_ok", p=num(p, ".2g")))
     for w in j.warnings:
         warnings.append(tr("judge.size_warning", corr=num(ag["size_correlation"], "+.2f"), p=num(p, ".2g")))
     return notes, warnings
+
+
+def judge_plan(a) -> dict | None:
+    """With a judge and ``planning.half_width``: how many documents to label for that half-width of the
+    declared mean, with the judge and without it (:func:`perdoc.study.judge.plan_judged`, the study's
+    sample as the pilot, as ``perdoc plan --pilot-data ... --judge`` plans); None otherwise (a drawn
+    sample, or a pilot that cannot plan)."""
+    from ..errors import ParameterError
+    from ..study.judge import JudgedSample, plan_judged
+    target = a.study.planning.half_width if a.study.planning is not None else None
+    if target is None or not isinstance(getattr(a, "judged", None), JudgedSample):
+        return None
+    try:
+        return plan_judged(a.judged, target, estimand=a.study.estimand.kind, level=a.estimates.level,
+                           population_size=a.judge.population_size)
+    except ParameterError:
+        return None
 
 
 def show_judge(a, chart_of=None) -> None:
