@@ -132,3 +132,33 @@ def test_judge_params_refuse_a_design_the_judge_cannot_take(tmp_path):
     p.write_text(text)
     with pytest.raises(ParamsError, match="data.judge"):
         load_params(p)
+
+
+def test_a_judge_whose_errors_follow_size_is_a_warning_of_the_summary_box(tmp_path):
+    """The judge of tests/test_judge_estimate.py that errs in long documents only: the box warns, says
+    why it matters, and the judge section carries the same warning."""
+    import numpy as np
+    from perdoc.report.notebook import _warning_texts, judge_sentences, summary_facts
+    rng = np.random.default_rng(2)
+    pop, lab = [], []
+    for d in range(150):
+        n = int(rng.choice([1, 2, 3, 40, 80])) if d % 3 else int(rng.integers(1, 4))
+        for c in range(n):
+            y = int(rng.random() < 0.3)
+            f = 1 if (n >= 40 and rng.random() < 0.5) else y
+            pop.append(f"d{d:03d},{c},{f}")
+            if d < 30:
+                lab.append(f"d{d:03d},{c},{y},{f}")
+    (tmp_path / "l.csv").write_text("doc_id,chunk,gold,judge\n" + "\n".join(lab) + "\n")
+    (tmp_path / "j.csv").write_text("doc_id,chunk,judge\n" + "\n".join(pop) + "\n")
+    p = tmp_path / "size.yaml"
+    p.write_text(f"name: size\ndata: {{path: {tmp_path / 'l.csv'}, doc: doc_id, score: gold, judge: judge, "
+                 f"judge_file: {tmp_path / 'j.csv'}}}\ndesign: {{population: x, sampling: srs}}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 0, seed: 1}\n")
+    a = analyse(p)
+    f = summary_facts(a)
+    codes = [w["code"] for w in f["warnings"]]
+    assert "judge_size" in codes and a.judge.warnings
+    text = " ".join(_warning_texts(f))
+    assert "follows document size" in text and "--design pps" in text
+    assert any("follows document size" in w for w in judge_sentences(a)[1])

@@ -406,6 +406,10 @@ def _box_warnings(a, h) -> list[dict]:
     if tail and tail.get("warn") and study.design.sampling == "srs":
         warnings.append({"code": "unseen_tail", "expected": tail["expected"], "sample": tail["sample"],
                          "documents_beyond": tail["documents_beyond"], "longest_sampled": tail["longest_sampled"]})
+    judge = getattr(a, "judge", None)
+    if judge is not None and judge.warnings and p.method in ("logit_ppi", "ppi") and p.estimand == "micro":
+        warnings.append({"code": "judge_size", "correlation": judge.agreement.get("size_correlation"),
+                         "p_value": judge.agreement.get("size_p_value")})
     similar = table.source.get("similar_ids")
     if similar:
         warnings.append({"code": "similar_ids", "groups": similar["groups"],
@@ -665,6 +669,8 @@ def _warning_text(w: dict, f: dict) -> str:
     if code == "unseen_tail":
         return tr("box.warning.unseen_tail", expected=pct(w["expected"], 0), sample=pct(w["sample"], 0),
                   beyond=integer(w["documents_beyond"]), longest=integer(w["longest_sampled"]))
+    if code == "judge_size":
+        return tr("box.warning.judge_size", p=num(w["p_value"], ".2g"))
     if code == "similar_ids":
         shown = "; ".join(" / ".join(esc(repr(v)) for v in g) for g in w["examples"])
         return tr("box.warning.similar_ids", groups=integer(w["groups"]), shown=shown)
@@ -699,6 +705,8 @@ def _matters_text(w: dict, f: dict) -> str:
                 if w["negligible"] else tr("box.matters.excluded_matters", **args))
     if code == "similar_ids":
         return tr("box.matters.similar_ids")
+    if code == "judge_size":
+        return tr("box.matters.judge_size")
     return ""
 
 
