@@ -162,3 +162,18 @@ def test_a_judge_whose_errors_follow_size_is_a_warning_of_the_summary_box(tmp_pa
     text = " ".join(_warning_texts(f))
     assert "follows document size" in text and "--design pps" in text
     assert any("follows document size" in w for w in judge_sentences(a)[1])
+
+
+def test_a_drawn_sample_with_a_judge_leads_with_the_design_based_judge_interval(tmp_path, capsys):
+    """params design.sample + data.judge: the report's analysis leads with what perdoc estimate --sample
+    --judge prints (design-based, perdoc.methods.ppi.ppi_design)."""
+    ex = ROOT / "data" / "example"
+    p = tmp_path / "drawn.yaml"
+    p.write_text(f"name: drawn\ndata: {{path: {ex / 'pps_labels.csv'}, doc: doc_id, score: bm25, judge: tfidf, "
+                 f"judge_file: {CENSUS}}}\ndesign: {{population: x, sample: {ex / 'pps_manifest.csv'}}}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, seed: 1}\n")
+    a = analyse(p)
+    cli = _cli_json(capsys, ["estimate", str(ex / "pps_labels.csv"), "--doc", "doc_id", "--score", "bm25", "--judge",
+                             "tfidf", "--judge-file", str(CENSUS), "--sample", str(ex / "pps_manifest.csv")])
+    assert a.headline.interval.method == "logit_ppi" and a.judge.design["design"] == "pps"
+    assert [a.headline.interval.ci.low, a.headline.interval.ci.high] == cli["headline"]["ci"]
