@@ -177,3 +177,30 @@ def test_a_drawn_sample_with_a_judge_leads_with_the_design_based_judge_interval(
                              "tfidf", "--judge-file", str(CENSUS), "--sample", str(ex / "pps_manifest.csv")])
     assert a.headline.interval.method == "logit_ppi" and a.judge.design["design"] == "pps"
     assert [a.headline.interval.ci.low, a.headline.interval.ci.high] == cli["headline"]["ci"]
+
+
+def test_the_labels_only_lead_beside_a_judge_is_the_one_without_it(tmp_path):
+    """Marking the judge-assisted row as the lead does not change which labels-only interval the judge
+    section sets beside it (a drawn sample: the logit design interval, as perdoc estimate --sample)."""
+    from perdoc.study.policy import default_method
+    ex = ROOT / "data" / "example"
+    p = tmp_path / "drawn2.yaml"
+    p.write_text(f"name: drawn2\ndata: {{path: {ex / 'pps_labels.csv'}, doc: doc_id, score: bm25, judge: tfidf, "
+                 f"judge_file: {CENSUS}}}\ndesign: {{population: x, sample: {ex / 'pps_manifest.csv'}}}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, seed: 1}\n")
+    a = analyse(p)
+    assert default_method(a.estimates, "micro") == "logit_design"
+
+
+def test_without_a_population_size_the_judge_file_is_the_frame_for_every_interval(tmp_path, capsys):
+    """No design.population_size: the judge file's documents are M for the labels-only intervals too, so
+    perdoc estimate --params, the report and perdoc estimate --judge agree on both."""
+    p = _params(tmp_path, name="noM")
+    p.write_text(p.read_text().replace("population_size: 1300, ", ""))
+    a = analyse(p)
+    assert a.estimates.population_size == 1300 == a.judge.population_size
+    judge_cli = _cli_json(capsys, ["estimate", str(SAMPLE), "--doc", "doc_id", "--score", "bm25", "--judge", "tfidf",
+                                   "--judge-file", str(CENSUS)])
+    lab = a.judge.labels_interval("micro")
+    assert judge_cli["labels_only"]["population_size"] == 1300
+    assert [lab.ci.low, lab.ci.high] == judge_cli["labels_only"]["micro"][lab.method]["ci"]

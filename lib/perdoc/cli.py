@@ -506,9 +506,13 @@ def judged_lines(result, sample, args) -> list[str]:
             out.append(f"  judge-assisted: the judge's mean corrected by its errors on the labelled documents; "
                        f"worth about {r['effective_documents']:.0f} labelled documents without the judge "
                        f"(weight {r['lam']:.2f})")
-        else:
+        elif result.agreement["documents_differing"] == 0:
             out.append("  labels only: the judge agreed with the gold on every labelled document, so its errors "
                        "cannot be measured and the judge-assisted interval has none")
+        else:
+            why = r.get("reason") or ("the judge-corrected values show no spread (every labelled document has the "
+                                      "same corrected rate)")
+            out.append(f"  labels only: the judge-assisted estimate has no interval: {why}")
         lab = result.labels_interval(kind)
         ci = "no interval" if lab.ci is None else f"[{lab.ci.low:.4f}, {lab.ci.high:.4f}]"
         out.append(f"  labels only ({lab.method}): {lab.estimate:.4f}, {ci}")
@@ -586,12 +590,17 @@ def _estimate_params(args) -> int:
         iv, level=iv.level if args.level is None else args.level,
         replicates=iv.replicates if args.replicates is None else args.replicates,
         seed=iv.seed if args.seed is None else args.seed))
+    judged = None
+    if study.data.judge is not None:   # the judge file may be the frame (population size), as in the report
+        from .study.run import judge_frame_study, load_study_judged
+        judged = load_study_judged(study)
+        study = judge_frame_study(study, judged)
     table = load_study_table(study)
     result = estimate_study(study, table)
-    if study.data.judge is not None:   # the judge-assisted rows, which lead as in the report
+    if judged is not None:   # the judge-assisted rows, which lead as in the report
         from .study.judge import with_judge
-        from .study.run import estimate_study_judged, load_study_judged
-        result = with_judge(result, estimate_study_judged(study, load_study_judged(study), result))
+        from .study.run import estimate_study_judged
+        result = with_judge(result, estimate_study_judged(study, judged, result))
     if args.write_table:
         write_table(table, args.write_table, doc_name=study.data.doc)
     simulation = None if args.skip_simulation else _study_simulation(study, table)
@@ -1464,9 +1473,9 @@ def _answer_lines(headlines: dict, level: float, subjects: dict, *, sign: str = 
 def headline_reason(h) -> str:
     """What chose the leading interval, in one plain sentence (the CLI's wording of a Headline)."""
     if h.basis == "none" and h.interval.method in ("logit_ppi", "ppi"):
-        return ("judge-assisted: the judge's scores on every chunk, corrected by its errors on the labelled "
-                "documents; it leads wherever it gives an interval (its coverage was measured on the judge panel, "
-                "not by a simulation of this study)")
+        return ("judge-assisted: the judge's mean corrected by its errors on the labelled documents; it leads "
+                "wherever it gives an interval (its coverage was measured on the judge panel, not by a simulation "
+                "of this study)")
     if h.basis == "none":
         return ("the default the coverage panel supports for this kind of metric; not checked by a simulation of "
                 "this study (a params file with a census checks it: perdoc estimate --params, perdoc report)")

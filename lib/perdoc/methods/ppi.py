@@ -383,7 +383,7 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
     _, se_lab, _, _ = _linearised(w, a, ybar, m, N, _within_variance(m, s, q), _as(design.f), stratum)
     lam_bar = float(np.sum(lam_d * wa) / np.sum(wa))
     if se and se_lab and lam is None and lam_bar != 0.0:   # fitted weights: the small-sample floor
-        se = _floored(se, se_lab, max(int(np.sum(_as(design.f) < 1.0)), 1))
+        se = _floored(se, se_lab, int(np.sum(_as(design.f) < 1.0)) or m.size)
     if reason is not None or se is None or se == 0.0:
         out = _result(theta, 0.0, df if df else float("nan"), 1.0 - level, True, lam_bar,
                       se_labels=float("nan"), K=m.size, bounded=bounded)
@@ -398,7 +398,7 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
 SIZE_BIAS_P = 0.05
 
 
-def size_bias(n, s, f) -> dict:
+def size_bias(n, s, f, size=None) -> dict:
     """Whether the judge's errors follow document size in the labelled sample beyond what the gold
     explains: the weighted least-squares fit of each labelled document's judge error rate
     ``(f_d - s_d) / n_d`` on its gold rate and ``log n_d`` (weights ``n_d``: the micro mean weighs a
@@ -412,10 +412,11 @@ def size_bias(n, s, f) -> dict:
     Such a judge is where a simple random sample of documents fails the judge-assisted micro interval:
     its correction rests on the few long documents the sample happens to hold (``benchmarks/README.md``,
     the judge panel). A sample drawn in proportion to size (``perdoc sample --design pps``) labels them
-    in proportion."""
+    in proportion. ``size``: the documents' sizes when ``n`` counts only their labelled chunks (a
+    drawn sample with a take of chunks: the size term is the document's, the weights its labels)."""
     n, s, f = _as(n), _as(s), _as(f)
     K = n.size
-    r, e, x = s / n, (f - s) / n, np.log(n)
+    r, e, x = s / n, (f - s) / n, np.log(n if size is None else _as(size))
     out = {"coefficient": float("nan"), "t": float("nan"), "p_value": float("nan"), "correlation": float("nan"),
            "flag": False, "K": int(K)}
     if K < 5 or np.ptp(x) == 0 or _no_spread(e):

@@ -190,14 +190,17 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
     progress = progress or NO_PROGRESS
     step = progress.step
     with _user_paths(shown):
+        judge = judged = None
+        if study.data.judge is not None:   # the judge file may be the frame (population size)
+            from ..study.run import judge_frame_study
+            judged = load_study_judged(study)
+            study = judge_frame_study(study, judged)
         table = load_study_table(study)
         step(f"estimates and intervals ({table.K:,} documents)")
         est = estimate_study(study, table)
-        judge = judged = None
-        if study.data.judge is not None:
+        if judged is not None:
             step("judge-assisted estimates")
             from ..study.judge import with_judge
-            judged = load_study_judged(study)
             judge = estimate_study_judged(study, judged, est)
             est = with_judge(est, judge)   # the judge-assisted rows lead wherever they give an interval
         comparison = None

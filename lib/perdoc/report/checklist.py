@@ -402,7 +402,10 @@ def _judge_item(judge, kind: str, lang: str) -> Item:
                       corr="-" if corr is None or corr != corr else f_(corr, ".2f"), bias=f_(ag["bias"], "+.4f"),
                       weight=f_(r["lam"], ".2f"))
     if judge.lead(kind)["basis"] != "judge":
-        value += translate(lang, "checklist.judge.no_interval")
+        if ag["documents_differing"] == 0:
+            value += translate(lang, "checklist.judge.no_interval")
+        else:
+            value += translate(lang, "checklist.judge.no_spread")
     if judge.warnings:
         value += translate(lang, "checklist.judge.size_warning")
     return Item("judge", translate(lang, "checklist.judge.item"), value, "given")

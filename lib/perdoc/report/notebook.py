@@ -1032,7 +1032,8 @@ def judge_sentences(a) -> tuple[list[str], list[str]]:
     lead = j.lead(kind)
     r = j.ppi[kind]
     if lead["basis"] != "judge":
-        warnings.append(tr("judge.no_help_flat"))
+        warnings.append(tr("judge.no_help_flat") if ag["documents_differing"] == 0 else
+                        tr("judge.no_help_spread", reason=r.get("reason") or tr("judge.no_spread")))
     elif r["lam"] < 0.1:
         notes.append(tr("judge.no_help_weight", weight=num(r["lam"], ".2f")))
     elif j.population_size and r["effective_documents"] >= j.population_size:
@@ -1046,8 +1047,10 @@ def judge_sentences(a) -> tuple[list[str], list[str]]:
         notes.append(tr("judge.plan", target=num(plan["judge"].target, "g"), K_judge=integer(plan["judge"].K),
                         K_labels=integer(plan["labels_only"].K)))
     p = ag.get("size_p_value")
-    if p is not None and p == p and not j.warnings:
+    if p is not None and p == p and not ag.get("size_flag"):
         notes.append(tr("judge.size_ok", p=num(p, ".2g")))
+    elif p is not None and p == p and not j.warnings:   # flagged, under a design that draws by size
+        notes.append(tr("judge.size_design", p=num(p, ".2g")))
     for w in j.warnings:
         warnings.append(tr("judge.size_warning", corr=num(ag["size_correlation"], "+.2f"), p=num(p, ".2g")))
     return notes, warnings

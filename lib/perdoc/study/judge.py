@@ -354,12 +354,14 @@ def size_warning_message(r: float, p: float):
                    "the labels-only interval", r=r_text, p=p_text)
 
 
-def _size_warning(n, s, f, agreement: dict, *, design: str | None = None) -> tuple:
-    """The size-bias check, recorded in ``agreement`` (``size_correlation``, ``size_p_value``), and its
-    warning when it flags a judge under a design that does not draw documents by size."""
+def _size_warning(n, s, f, agreement: dict, *, design: str | None = None, size=None) -> tuple:
+    """The size-bias check, recorded in ``agreement`` (``size_correlation``, ``size_p_value``,
+    ``size_flag``), and its warning when it flags a judge under a design that does not draw documents by
+    size (``size``: the documents' sizes when ``n`` counts only their labelled chunks)."""
     from ..methods.ppi import size_bias
-    sb = size_bias(n, s, f)
+    sb = size_bias(n, s, f, size=size)
     agreement["size_correlation"], agreement["size_p_value"] = sb["correlation"], sb["p_value"]
+    agreement["size_flag"] = sb["flag"]
     if sb["flag"] and design in (None, "srs"):
         return (size_warning_message(sb["correlation"], sb["p_value"]),)
     return ()
@@ -375,7 +377,7 @@ def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimate
     ppi = {kind: ppi_design(d, sample.g, sample.gg, sample.sg, sample.judge, kind, level=level, bounded=bounded)
            for kind in ("micro", "macro")}
     agreement = _agreement(d.s, sample.g, d.m)
-    warnings = _size_warning(d.m, d.s, sample.g, agreement, design=(d.info or {}).get("design"))
+    warnings = _size_warning(d.m, d.s, sample.g, agreement, design=(d.info or {}).get("design"), size=d.N)
     return JudgeEstimates(K=d.K, judged_documents=sample.judge.M, covers=True, level=level,
                           population_size=sample.judge.M, ppi=ppi, labels=labels,
                           agreement=agreement, warnings=warnings,
@@ -399,13 +401,16 @@ def corrected_table(sample: JudgedSample, estimand: str = "micro") -> DocTable:
     if estimand == "micro":
         lam = crossfit_weights(f, s, n)
         z = s - lam * (f - sample.judge.mean * n)
+        lam_mean = float(np.sum(lam * n) / n.sum())
     elif estimand == "macro":
         r, g = s / n, f / n
         lam = crossfit_weights(g, r)
         z = n * (r - lam * (g - sample.judge.macro_mean))
+        lam_mean = float(np.mean(lam))
     else:
         raise ParameterError(f"estimand must be micro or macro (got {estimand!r})")
-    return DocTable.from_arrays(n, z, doc=t.doc, assume_binary=False, source={"judge_corrected": estimand})
+    return DocTable.from_arrays(n, z, doc=t.doc, assume_binary=False,
+                                source={"judge_corrected": estimand, "lam_mean": lam_mean})
 
 
 def plan_judged(sample: JudgedSample, target: float, *, estimand: str = "micro", level: float = 0.95,
@@ -422,7 +427,8 @@ def plan_judged(sample: JudgedSample, target: float, *, estimand: str = "micro",
         population_size = sample.judge.M
     from ..methods.ppi import FLOOR_DOCUMENTS
     spreads = {}
-    for key, table in (("labels_only", sample.table), ("judge", corrected_table(sample, estimand))):
+    corrected = corrected_table(sample, estimand)
+    for key, table in (("labels_only", sample.table), ("judge", corrected)):
         sd, sizes, _, _ = pilot_inputs(table, estimand, own_sample=True)
         problem = spread_problem(table, estimand, sd, source="pilot")
         if problem:
@@ -432,7 +438,8 @@ def plan_judged(sample: JudgedSample, target: float, *, estimand: str = "micro",
     # plan is exact there and a little cautious beyond (the floor shrinks as 1/K)
     sd_j, sizes_j = spreads["judge"]
     sd_l = spreads["labels_only"][0]
-    spreads["judge"] = (math.sqrt(sd_j * sd_j + FLOOR_DOCUMENTS * sd_l * sd_l / sample.table.K), sizes_j)
+    if corrected.source["lam_mean"] != 0.0:   # as the interval: no floor when every weight is 0
+        spreads["judge"] = (math.sqrt(sd_j * sd_j + FLOOR_DOCUMENTS * sd_l * sd_l / sample.table.K), sizes_j)
     plans = {key: plan_k(sd, target, level=level, population_size=population_size, estimand=estimand, sizes=sizes)
              for key, (sd, sizes) in spreads.items()}
     notes = []
@@ -473,4 +480,5 @@ def with_judge(estimates, judged: JudgeEstimates):
     (:func:`judge_intervals`): :func:`perdoc.policy.lead` then leads with them wherever they give an
     interval, in every interface."""
     from dataclasses import replace
-    return replace(estimates, intervals=tuple(estimates.intervals) + judge_intervals(judged, estimates.metric_range))
+    return replace(estimates, intervals=tuple(estimates.intervals) + judge_intervals(judged, estimates.metric_range),
+                   notes=tuple(estimates.notes) + tuple(judged.warnings))

@@ -62,8 +62,10 @@ def default_method(estimates, kind: str, *, difference: bool = False) -> str:
     available default stays inside."""
     if estimates.design is not None:
         if not difference:
-            for iv in estimates.intervals:   # a drawn sample's leading interval (perdoc.survey)
-                if iv.estimand == kind and iv.method == "logit_design" and iv.role == "primary":
+            for iv in estimates.intervals:   # a drawn sample's leading interval (perdoc.survey._lead): the
+                #                              logit one wherever it has an interval, whatever role a
+                #                              judge-assisted row has since taken
+                if iv.estimand == kind and iv.method == "logit_design" and iv.ci is not None:
                     return "logit_design"
         return "design"
 
@@ -224,9 +226,9 @@ def lead(estimates, kind: str | None = None, simulation=None, *, difference: boo
 JUDGE_METHODS = ("logit_ppi", "ppi")
 
 #: Why a judge-assisted interval leads (the judge panel is its evidence, not a simulation of this study).
-JUDGE_CHOICE = Message("choice.judge", "judge-assisted: the judge's scores on every chunk, corrected by its errors "
-                       "on the labelled documents; it leads wherever it gives an interval (checked on the judge "
-                       "panel, not by a simulation of this study)")
+JUDGE_CHOICE = Message("choice.judge", "judge-assisted: the judge's mean corrected by its errors on the labelled "
+                       "documents; it leads wherever it gives an interval (checked on the judge panel, not by a "
+                       "simulation of this study)")
 
 
 def judge_interval(estimates, kind: str):

@@ -15,7 +15,7 @@ __all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study
            "load_study_census_and_scores", "simulate_study",
            "simulation_design", "strata_experiment", "load_study_frame", "frame_path", "load_study_pair_tables",
            "compare_study_systems", "plan_population_size", "difference_plan_study", "load_study_judged",
-           "estimate_study_judged"]
+           "estimate_study_judged", "judge_frame_study"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -176,6 +176,20 @@ def load_study_judged(study: Study):
         return load_judged_design(d.path, sample_path(study), d.doc, d.score, d.judge, judge_file=d.judge_file,
                                   nonresponse=study.design.nonresponse, **opts)
     return load_judged(d.path, d.doc, d.score, d.judge, judge_file=d.judge_file, judge_sample=d.judge_sample, **opts)
+
+
+def judge_frame_study(study: Study, judged) -> Study:
+    """``study`` with the judge file as its frame: when the judge scored every population document
+    (``data.judge_file``) of a simple random sample and the params give no ``design.population_size``,
+    the judge file's documents are the population size, for the labels-only estimates as for the
+    judge-assisted ones (the finite population correction of both, as ``perdoc estimate --judge``
+    applies it)."""
+    from dataclasses import replace
+    g = study.design
+    if judged is None or not getattr(judged.judge, "covers", False) or g.sampling != "srs" \
+            or g.population_size is not None or not hasattr(judged, "table"):
+        return study
+    return replace(study, design=replace(g, population_size=int(judged.judge.M)))
 
 
 def estimate_study_judged(study: Study, judged, est: Estimates):
