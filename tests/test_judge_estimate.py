@@ -295,19 +295,9 @@ def test_compare_with_a_judge_needs_both_systems(capsys, judged_pair, drop, mess
 def test_a_judge_whose_errors_grow_with_document_size_is_warned_about(capsys, tmp_path):
     """The judge says 'relevant' wrongly in long documents only: the size check flags it, the text and
     the JSON carry the warning; the judge of the fixture above (errors unrelated to size) is not flagged."""
+    from judge_data import write_size_biased
     from perdoc.methods.ppi import size_bias
-    rng = np.random.default_rng(2)
-    pop, lab = [], []
-    for d in range(150):
-        n = int(rng.choice([1, 2, 3, 40, 80])) if d % 3 else int(rng.integers(1, 4))
-        for c in range(n):
-            y = int(rng.random() < 0.3)
-            f = 1 if (n >= 40 and rng.random() < 0.5) else y
-            pop.append((f"d{d:03d}", c, f))
-            if d < 30:
-                lab.append((f"d{d:03d}", c, y, f))
-    labels = _write(tmp_path / "l.csv", "doc_id,chunk,gold,judge", lab)
-    judge = _write(tmp_path / "j.csv", "doc_id,chunk,judge", pop)
+    labels, judge = write_size_biased(tmp_path)
     s = load_judged(labels, "doc_id", "gold", "judge", judge_file=judge)
     sb = size_bias(s.table.n, s.table.s, s.f)
     assert sb["flag"] and sb["correlation"] > 0.5

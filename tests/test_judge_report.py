@@ -137,23 +137,12 @@ def test_judge_params_refuse_a_design_the_judge_cannot_take(tmp_path):
 def test_a_judge_whose_errors_follow_size_is_a_warning_of_the_summary_box(tmp_path):
     """The judge of tests/test_judge_estimate.py that errs in long documents only: the box warns, says
     why it matters, and the judge section carries the same warning."""
-    import numpy as np
+    from judge_data import write_size_biased
     from perdoc.report.notebook import _warning_texts, judge_sentences, summary_facts
-    rng = np.random.default_rng(2)
-    pop, lab = [], []
-    for d in range(150):
-        n = int(rng.choice([1, 2, 3, 40, 80])) if d % 3 else int(rng.integers(1, 4))
-        for c in range(n):
-            y = int(rng.random() < 0.3)
-            f = 1 if (n >= 40 and rng.random() < 0.5) else y
-            pop.append(f"d{d:03d},{c},{f}")
-            if d < 30:
-                lab.append(f"d{d:03d},{c},{y},{f}")
-    (tmp_path / "l.csv").write_text("doc_id,chunk,gold,judge\n" + "\n".join(lab) + "\n")
-    (tmp_path / "j.csv").write_text("doc_id,chunk,judge\n" + "\n".join(pop) + "\n")
+    labels, judge = write_size_biased(tmp_path)
     p = tmp_path / "size.yaml"
-    p.write_text(f"name: size\ndata: {{path: {tmp_path / 'l.csv'}, doc: doc_id, score: gold, judge: judge, "
-                 f"judge_file: {tmp_path / 'j.csv'}}}\ndesign: {{population: x, sampling: srs}}\n"
+    p.write_text(f"name: size\ndata: {{path: {labels}, doc: doc_id, score: gold, judge: judge, "
+                 f"judge_file: {judge}}}\ndesign: {{population: x, sampling: srs}}\n"
                  "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 0, seed: 1}\n")
     a = analyse(p)
     f = summary_facts(a)
@@ -177,18 +166,9 @@ def test_a_drawn_sample_with_a_judge_leads_with_the_design_based_judge_interval(
                              "tfidf", "--judge-file", str(CENSUS), "--sample", str(ex / "pps_manifest.csv")])
     assert a.headline.interval.method == "logit_ppi" and a.judge.design["design"] == "pps"
     assert [a.headline.interval.ci.low, a.headline.interval.ci.high] == cli["headline"]["ci"]
-
-
-def test_the_labels_only_lead_beside_a_judge_is_the_one_without_it(tmp_path):
-    """Marking the judge-assisted row as the lead does not change which labels-only interval the judge
-    section sets beside it (a drawn sample: the logit design interval, as perdoc estimate --sample)."""
+    # marking the judge-assisted row as the lead does not change which labels-only interval the judge
+    # section sets beside it: the logit design interval, as perdoc estimate --sample leads
     from perdoc.study.policy import default_method
-    ex = ROOT / "data" / "example"
-    p = tmp_path / "drawn2.yaml"
-    p.write_text(f"name: drawn2\ndata: {{path: {ex / 'pps_labels.csv'}, doc: doc_id, score: bm25, judge: tfidf, "
-                 f"judge_file: {CENSUS}}}\ndesign: {{population: x, sample: {ex / 'pps_manifest.csv'}}}\n"
-                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, seed: 1}\n")
-    a = analyse(p)
     assert default_method(a.estimates, "micro") == "logit_design"
 
 

@@ -471,6 +471,12 @@ def _estimate_judged(args) -> int:
                              population_size=_population_size(args),
                              replicates=0 if args.replicates is None else args.replicates,
                              seed=1 if args.seed is None else args.seed)
+    return _print_judged(result, sample, args)
+
+
+def _print_judged(result, sample, args) -> int:
+    """A judge-assisted answer (``perdoc estimate --judge``, ``perdoc compare --judge``): its JSON with
+    --json, else :func:`judged_lines`."""
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, allow_nan=False))
         return 0
@@ -679,12 +685,7 @@ def _compare_judged(args) -> int:
                               judge_file=args.judge_file, judge_sample=args.judge_sample, **_input_options(args))
     result = estimate_judged(sample, level=args.level, population_size=_population_size(args),
                              replicates=args.replicates, seed=args.seed)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2, allow_nan=False))
-        return 0
-    for line in judged_lines(result, sample, args):
-        _print_text(line)
-    return 0
+    return _print_judged(result, sample, args)
 
 
 def _load_compare_pairs(args):
@@ -1017,11 +1018,8 @@ def _plan_judged(args) -> int:
         raise ParameterError("--df-rule does not go with --judge: the plan follows the judge-assisted interval's rule")
     sample = load_judged(args.pilot_data, args.doc, args.score, args.judge, judge_file=args.judge_file,
                          judge_sample=args.judge_sample)
-    M = args.population_size
-    if M is not None:
-        M = int(M) if float(M).is_integer() else M
     res = plan_judged(sample, args.half_width, estimand=args.estimand or "micro",
-                      level=0.95 if args.level is None else args.level, population_size=M)
+                      level=0.95 if args.level is None else args.level, population_size=_population_size(args))
     pj, pl = res["judge"], res["labels_only"]
     if args.json:
         print(json.dumps({"estimand": res["estimand"], "pilot_k": res["pilot_k"], "judge": pj.to_dict(),
@@ -1386,7 +1384,7 @@ def format_estimates(result, table, headlines: dict | None = None) -> str:
     """A readable plain-text table of every estimate and interval, led by the interval of
     :func:`perdoc.policy.lead` for each estimand in ``headlines`` ({kind: Headline}; default: both
     means, not checked by simulation)."""
-    from .study.policy import lead
+    from .study.policy import JUDGE_METHODS, lead
     if headlines is None:
         headlines = {kind: lead(result, kind) for kind in ("micro", "macro")}
     lines = []
@@ -1419,7 +1417,7 @@ def format_estimates(result, table, headlines: dict | None = None) -> str:
             h = headlines.get(estimand)
             if h is not None and (h.interval.estimand, h.interval.method) == (iv.estimand, iv.method):
                 extra += "  <- leads" + ("" if h.basis == "census" else " (judge-assisted)"
-                                         if iv.method in ("logit_ppi", "ppi") else
+                                         if iv.method in JUDGE_METHODS else
                                          " (the default the coverage panel supports)")
             if len(pieces) > 1:
                 extra += "  <- not an interval: the set has several pieces"
@@ -1472,7 +1470,8 @@ def _answer_lines(headlines: dict, level: float, subjects: dict, *, sign: str = 
 
 def headline_reason(h) -> str:
     """What chose the leading interval, in one plain sentence (the CLI's wording of a Headline)."""
-    if h.basis == "none" and h.interval.method in ("logit_ppi", "ppi"):
+    from .study.policy import JUDGE_METHODS
+    if h.basis == "none" and h.interval.method in JUDGE_METHODS:
         return ("judge-assisted: the judge's mean corrected by its errors on the labelled documents; it leads "
                 "wherever it gives an interval (its coverage was measured on the judge panel, not by a simulation "
                 "of this study)")

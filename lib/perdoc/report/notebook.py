@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..messages import Message
+from ..study.policy import JUDGE_METHODS
 from .i18n import N_, get_language, integer, interval, message_text, num, pct, tr
 
 __all__ = ["show_chart", "show_table", "show_text", "note", "warning", "esc", "fmt", "no_sampling_error",
@@ -224,7 +225,7 @@ def headline_sentences(h, est, kind: str) -> tuple[str, str]:
         title = tr("headline.title_no_interval", name=name, estimate=num(p.estimate, ".4f"), label=label,
                    reason=reason, fpc=fpc)
     where = {"census": tr("where.census"), "pseudo-population": tr("headline.where_pseudo")}.get(h.basis)
-    if where is None and p.method in ("logit_ppi", "ppi"):
+    if where is None and p.method in JUDGE_METHODS:
         evidence = tr("headline.judge", label=label)
     elif where is None:
         evidence = tr("headline.not_checked", label=label)
@@ -407,7 +408,7 @@ def _box_warnings(a, h) -> list[dict]:
         warnings.append({"code": "unseen_tail", "expected": tail["expected"], "sample": tail["sample"],
                          "documents_beyond": tail["documents_beyond"], "longest_sampled": tail["longest_sampled"]})
     judge = getattr(a, "judge", None)
-    if judge is not None and judge.warnings and p.method in ("logit_ppi", "ppi") and p.estimand == "micro":
+    if judge is not None and judge.warnings and p.method in JUDGE_METHODS and p.estimand == "micro":
         warnings.append({"code": "judge_size", "correlation": judge.agreement.get("size_correlation"),
                          "p_value": judge.agreement.get("size_p_value")})
     similar = table.source.get("similar_ids")
@@ -593,7 +594,7 @@ def _coverage_text(coverage, mc_se, reps, k) -> str:
 
 def _check_text(f: dict) -> str:
     c, lvl = f["check"], pct(f["interval"]["level"], 0)
-    if c["basis"] == "none" and f["interval"]["method"] in ("logit_ppi", "ppi"):
+    if c["basis"] == "none" and f["interval"]["method"] in JUDGE_METHODS:
         return tr("box.check.judge")
     if c["basis"] == "none":
         head = tr("box.check.none")

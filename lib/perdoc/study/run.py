@@ -127,7 +127,7 @@ def sample_path(study: Study):
 def load_study_sample(study: Study) -> DocTable:
     """A drawn sample (``design.sample``): the labelled rows of ``data.path`` matched to the manifest
     (:func:`perdoc.reading.manifest.load_sample`), as a table whose attributes carry the design."""
-    from ..reading.manifest import manifest_json_path, read_table_file
+    from ..reading.manifest import manifest_meta, read_table_file
     from ..reading.manifest import as_table, load_sample, read_manifest
     d = study.data
     man = sample_path(study)
@@ -135,11 +135,7 @@ def load_study_sample(study: Study) -> DocTable:
     labels = read_table_file(d.path, "the labels")
     data = load_sample(labels, manifest, doc=d.doc, score=d.score, nonresponse=study.design.nonresponse,
                        manifest_path=f"the manifest {man.name}", labels_path=f"the labels {d.path.name}")
-    import json
-    try:
-        meta = json.loads(manifest_json_path(man).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        meta = {}
+    meta = manifest_meta(man)
     data.info.update({k: meta[k] for k in ("design", "k", "take", "seed", "documents_in_frame", "chunks_in_frame",
                                            "with_replacement", "remainder", "certainty_size") if k in meta})
     return as_table(data, source={"path": str(d.path), "format": d.path.suffix.lstrip(".") or None,
@@ -171,7 +167,7 @@ def load_study_judged(study: Study):
     if d.judge is None:
         return None
     from .judge import load_judged, load_judged_design
-    opts = {"fmt": d.format, "metric": d.metric, "allow_similar_ids": d.allow_similar_ids}
+    opts = _read_options(d)
     if study.design.sampling == "drawn":
         return load_judged_design(d.path, sample_path(study), d.doc, d.score, d.judge, judge_file=d.judge_file,
                                   nonresponse=study.design.nonresponse, **opts)
