@@ -122,7 +122,7 @@ def run_cell(job) -> dict:
         out["micro.logit_cr2"] = (float(lo), float(hi))
         lo, hi, _ = t_interval(R, se2, df, 0.05, flat)
         out["micro.cr2"] = (float(lo), float(hi))
-        pm = ppi_micro(ni, si, fi, judge, fpc=fpc, bounded=True)
+        pm = ppi_micro(ni, si, fi, judge, fpc=fpc, bounded=True, chunks=(si, fi, sfi))   # 0/1: q = s, ff = f
         lams.append(pm["lam"])
         out["micro.ppi"] = (pm["low"], pm["high"])
         # what leads: the judge-assisted interval, or the labels-only one where it has none
@@ -134,7 +134,7 @@ def run_cell(job) -> dict:
         sem = math.sqrt(np.var(r, ddof=1) / K) * fpc
         lo, hi, _ = t_interval(float(np.mean(r)), sem, K - 1.0, 0.05, flat)
         out["macro.t"] = (float(lo), float(hi))
-        pa = ppi_macro(ni, si, fi, judge, fpc=fpc, bounded=True)
+        pa = ppi_macro(ni, si, fi, judge, fpc=fpc, bounded=True, chunks=(si, fi, sfi))
         out["macro.ppi"] = (pa["low"], pa["high"])
         le = lead_ends(pa)
         out["macro.ppi_lead"] = le[1:] if le else out["macro.t"]

@@ -49,6 +49,16 @@ document, or is an exact affine copy of it), the data show none of the judge's e
 error is zero and there is no interval (``code`` FLAT), whether the judge covers the population or
 is a sample of its own, never a falsely precise one; the labels-only interval is what is left to report.
 
+Floors. With fitted weights the standard error has two floors, both absent for a weight the user
+fixes (the oracles stay exact). The chunk-level one: never below the variance the estimate would have
+if the judge's errors fell independently on the chunks (the corrected scores' chunk-level variance
+times the design's expected weights, from the frame where the design draws by size), capped at the
+labels-only variance, so a useless judge is not widened by it (:func:`_chunk_floor`,
+:func:`_srs_floored`; it needs the sums of gold times judge, so rows read where they live go without
+it). Errors that cluster by document have more variance than that, so it binds when a sample has
+missed the rare documents whose errors weigh most; as a variance of the same order as the estimate's,
+it does not fade as K grows. Then the small-sample one of :func:`_floored`.
+
 ``effective_documents``: how many labelled documents the labels-only interval would need for the
 variance of the prediction-powered one, ``K var_labels / var_ppi`` (more than K when the judge helps).
 """
@@ -215,6 +225,9 @@ def _weights(lam, K: int, fitted) -> np.ndarray:
 #: The variance floor of a judge-assisted interval: this many pseudo-documents per labelled document
 #: on which the judge is useless (see :func:`_floored`).
 FLOOR_DOCUMENTS = 0.25
+#: Whether fitted weights get the chunk-level floor (:func:`_chunk_floor`, :func:`_srs_floored`); off
+#: only to measure what it does.
+CHUNK_FLOOR = True
 
 
 def _floored(se: float, se_labels: float, K: int) -> float:
@@ -225,15 +238,109 @@ def _floored(se: float, se_labels: float, K: int) -> float:
     error, and nothing in it looks unusual, so no rule built from the sample's own residuals can
     widen it (a df rule from the residuals' spread was tried and did not help); the labels-only
     variance is the outside information that can. The added term is O(1/K^2) against a variance of
-    O(1/K), so the interval stays exact as K grows. Tuned on the judge panel's censuses alone (the
+    O(1/K), so it fades as K grows (the chunk-level floor, which does not, is applied first). Tuned on
+    the judge panel's censuses alone (the
     smallest multiple of v_labels / K among 0.1, 0.25, 0.5 and 1 that brought the r = 0.95 judge's
     coverage to the labels-only interval's), then checked on the held-out ones
     (``benchmarks/README.md``)."""
     return math.sqrt(se * se + FLOOR_DOCUMENTS * se_labels * se_labels / K)
 
 
+#: Two inclusion probabilities per size within this relative tolerance are proportional to size.
+_PPS_RTOL = 1e-9
+
+
+def _expected_weighted(w, a, m, N, f_stage, stratum, judge: JudgeScores, kind: str) -> float | None:
+    """``E sum_S w_j^2 a_j^2 / N_j`` over the design, the stage-one factor of a chunk-level variance:
+    by strata, ``(1 - f_h) sum_{U_h} a^2 / (N pi)``. A stratum of equal probabilities (simple random)
+    or one taken whole is estimated from its drawn documents (Horvitz-Thompson, stable there). The one
+    stratum whose probabilities are proportional to size (``perdoc sample --design pps``) is taken from
+    the frame: ``sum_{U_h} a^2 / N^2 / c`` with ``pi = c N``, the frame's sum less the other strata's;
+    a sample that happened to miss the small documents, whose rare errors weigh most, then gets the
+    expected value, not its own. None where that cannot be done (two such strata, a negative
+    remainder)."""
+    from .survey import _strata_of
+    names, _, order, starts, counts = _strata_of(stratum)
+    prob = 1.0 / w
+    g = a * a / (N * N)                      # a^2 / N^2: 1 (micro) or 1 / N^2 (macro)
+    total = 0.0
+    others = 0.0                             # Horvitz-Thompson sum of g over the strata not proportional to size
+    pps = []
+    for i in range(names.size):
+        rows = order[starts[i]:starts[i] + counts[i]]
+        fh = float(np.asarray(f_stage, dtype=float)[rows[0]])
+        p = prob[rows]
+        c = p / N[rows]
+        if fh >= 1.0:                        # taken whole: every document is here, no stage-one variance
+            others += float(np.sum(g[rows]))
+        elif np.all(p == p[0]):              # simple random: pi_h for every document of the stratum
+            others += float(np.sum(g[rows] / p))
+            total += (1.0 - fh) * float(np.sum(a[rows] ** 2 / (N[rows] * p * p)))
+        elif np.ptp(c) <= _PPS_RTOL * float(np.max(c)):
+            pps.append((fh, float(np.mean(c))))
+        else:
+            return None
+    if len(pps) > 1:
+        return None
+    if pps:
+        fh, c = pps[0]
+        frame_sum = float(np.sum(1.0 / (judge.n * judge.n))) if kind == "macro" else float(judge.M)
+        rest = frame_sum - others
+        if not rest > 0:
+            return None
+        total += (1.0 - fh) * rest / c
+    return total
+
+
+def _chunk_floor(design, w, a, s_e, q_e, f_stage, stratum, judge: JudgeScores, kind: str) -> float | None:
+    """The variance the judge-assisted estimate would have if the judge's errors fell independently on
+    the chunks: the population's chunk-level variance of ``y - lambda f`` (estimated with the design's
+    weights) times the design's expected ``sum w^2 a^2 / N`` (:func:`_expected_weighted`), plus the
+    same for the chunks left unlabelled in the drawn documents, over the squared population total of
+    ``a``. None where it cannot be computed."""
+    m, N = _as(design.m), _as(design.N)
+    X = float(judge.n.sum()) if kind == "micro" else float(judge.M)
+    sigma2 = _chunk_variance(m, s_e, q_e, w * N / m)       # chunks expanded: document, then chunk within it
+    stage1 = _expected_weighted(w, a, m, N, f_stage, stratum, judge, kind)
+    if stage1 is None or not (sigma2 >= 0 and X > 0):
+        return None
+    within = float(np.sum((1.0 - m / N) * (w * a) ** 2 / m))
+    return sigma2 * (stage1 + within) / (X * X)
+
+
+def _chunk_variance(n, s_e, q_e, up=None) -> float:
+    """The chunk-level variance of the corrected scores ``y - lambda f`` from their per-document sums
+    ``s_e`` and sums of squares ``q_e`` over ``n`` chunks, each document's chunks counted ``up`` times
+    (the design's expansion; 1 for a simple random sample)."""
+    up = np.ones_like(n) if up is None else up
+    mean = float(np.sum(up * s_e) / np.sum(up * n))
+    ss = np.maximum(q_e - 2.0 * mean * s_e + mean * mean * n, 0.0)
+    return float(np.sum(up * ss) / np.sum(up * n))
+
+
+def _srs_floored(se: float, se_labels: float, n, s, f, lam_d, chunks, judge: JudgeScores, fpc: float,
+                 kind: str) -> float:
+    """The floors of a fitted-weight standard error under a simple random sample of documents: the
+    chunk-level one (where ``chunks`` gives the sums it needs): the variance the estimate would have
+    if the judge's errors fell independently on the chunks, ``sigma^2 (1 - K/M) E[sum a^2 / n] / K^2 /
+    abar^2`` with ``E`` over the judged documents when they are the population (else the labelled
+    ones), capped at the labels-only variance; then :func:`_floored`'s small-sample one."""
+    if chunks is not None and CHUNK_FLOOR:
+        q, ff, sf = (_as(x) for x in chunks)
+        s_e = s - lam_d * f
+        q_e = q - 2.0 * lam_d * sf + lam_d * lam_d * ff
+        sigma2 = _chunk_variance(n, s_e, q_e)
+        sizes = judge.n if judge.covers else n
+        K = n.size
+        # micro: a = n, E[a^2 / n] / E[a]^2 = 1 / E[n]; macro: a = 1, E[1 / n]
+        factor = 1.0 / float(np.mean(sizes)) if kind == "micro" else float(np.mean(1.0 / sizes))
+        v_chunk = sigma2 * factor * fpc * fpc / K
+        se = math.sqrt(max(se * se, min(v_chunk, se_labels * se_labels)))
+    return _floored(se, se_labels, n.size) if FLOOR_DOCUMENTS else se
+
+
 def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
-              fpc: float = 1.0, bounded: bool = False) -> dict:
+              fpc: float = 1.0, bounded: bool = False, chunks=None) -> dict:
     """The prediction-powered micro mean and its document-level interval (module docstring).
 
     ``n``, ``s``, ``f``: per labelled document, chunks, gold sum and judge sum; ``judge``: the judged
@@ -242,7 +349,9 @@ def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     labelled sample; ``bounded``: the metric lies in [0, 1] (adds the logit-scale interval, which
     :func:`lead_ends` prefers). Returns ``estimate``, ``se``, ``df``, ``low``, ``high``, ``code`` (an
     interval status code; OK, FLAT, ZERO_SE, BAD_DF), ``lam`` (the weights' mean, by chunks) and
-    ``effective_documents``."""
+    ``effective_documents``. ``chunks``: per labelled document the gold's sum of squares, the judge's
+    and the sum of gold times judge, ``(q, ff, sf)``, for the chunk-level floor of fitted weights
+    (:func:`_srs_chunk_floor`); without them only the small-sample floor applies."""
     n, s, f = _as(n), _as(s), _as(f)
     lam_d = _weights(lam, n.size, lambda: crossfit_weights(f, s, n))
     F = judge.mean
@@ -257,15 +366,15 @@ def ppi_micro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     flat = _no_spread(r)
     if flat:   # the corrected rates agree (the judge's errors cannot be measured): no interval
         se1, v2 = 0.0, 0.0
-    if se1 > 0 and lam is None and lam_bar != 0.0:   # fitted weights: the small-sample floor
-        se1 = _floored(se1, se_labels, n.size)
+    if se1 > 0 and lam is None and lam_bar != 0.0:   # fitted weights: the floors
+        se1 = _srs_floored(se1, se_labels, n, s, f, lam_d, chunks, judge, fpc, "micro")
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, df1, v2, judge.M - 1.0)
     return _result(z.sum() / N, se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=n.size, bounded=bounded)
 
 
 def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: float = 0.95,
-              fpc: float = 1.0, bounded: bool = False) -> dict:
+              fpc: float = 1.0, bounded: bool = False, chunks=None) -> dict:
     """The prediction-powered macro mean (module docstring); same arguments and result as
     :func:`ppi_micro` (the weights fitted on the document rates)."""
     n, s, f = _as(n), _as(s), _as(f)
@@ -282,8 +391,8 @@ def ppi_macro(n, s, f, judge: JudgeScores, *, lam: float | None = None, level: f
     flat = _no_spread(e)
     if flat:   # no spread in the corrected rates (see ppi_micro)
         se1, v2 = 0.0, 0.0
-    if se1 > 0 and lam is None and lam_bar != 0.0:   # fitted weights: the small-sample floor
-        se1 = _floored(se1, se_labels, K)
+    if se1 > 0 and lam is None and lam_bar != 0.0:   # fitted weights: the floors
+        se1 = _srs_floored(se1, se_labels, n, s, f, lam_d, chunks, judge, fpc, "macro")
     se = math.hypot(se1, math.sqrt(v2))
     df = _satterthwaite(se1 * se1, K - 1.0, v2, judge.M - 1.0)
     return _result(float(np.mean(e)), se, df, 1.0 - level, flat, lam_bar, se_labels=se_labels, K=K,
@@ -383,7 +492,12 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
     _, se_lab, _, _ = _linearised(w, a, ybar, m, N, _within_variance(m, s, q), _as(design.f), stratum)
     lam_bar = float(np.sum(lam_d * wa) / np.sum(wa))
     if se and se_lab and lam is None and lam_bar != 0.0:   # fitted weights: the small-sample floor
-        se = _floored(se, se_lab, int(np.sum(_as(design.f) < 1.0)) or m.size)
+        if CHUNK_FLOOR:
+            v_chunk = _chunk_floor(design, w, a, s_e, q_e, _as(design.f), stratum, judge, kind)
+            if v_chunk is not None:
+                se = math.sqrt(max(se * se, min(v_chunk, se_lab * se_lab)))
+        if FLOOR_DOCUMENTS:
+            se = _floored(se, se_lab, int(np.sum(_as(design.f) < 1.0)) or m.size)
     if reason is not None or se is None or se == 0.0:
         out = _result(theta, 0.0, df if df else float("nan"), 1.0 - level, True, lam_bar,
                       se_labels=float("nan"), K=m.size, bounded=bounded)

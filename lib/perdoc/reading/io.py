@@ -65,7 +65,7 @@ from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
     _violation_error,
 )
 
-__all__ = ["load_chunks", "load_chunks_and_scores", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
+__all__ = ["load_chunks", "load_chunks_and_scores", "load_cross_sums", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
            "DUCKDB_MEMORY_LIMIT", "METRICS"]
 
 #: The one aggregation to run where the logs live (Spark SQL, BigQuery, Snowflake, DuckDB, ...).
@@ -194,6 +194,31 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                              integer_ids=src.is_integer_column(doc))
         chunk_scores = _chunk_scores(src, table, doc, x) if scores and not binary else None
     return _adapted_table(table, adapted), chunk_scores
+
+
+def load_cross_sums(source, doc: str, a: str, b: str, table: DocTable, *, fmt: str | None = None,
+                    engine: str | None = None, backend: dict | None = None, **_options) -> np.ndarray | None:
+    """Per document of ``table`` (:func:`load_chunks` of the same ``source``), the sum over its rows
+    of ``a`` times ``b`` (rows where both are finite numbers), in the table's order: what the
+    judge-assisted variance needs beside the two columns' own sums. None for data read where they
+    live (an Ibis table, Spark) or a table whose sums are rescaled; other options are
+    :func:`load_chunks`'s and ignored."""
+    if table.scale != 1.0:
+        return None
+    source, fmt, origin = _engine_source(source, fmt, engine, backend)
+    source, fmt, _ = _adapt(source, fmt, [doc, a, b], origin)
+    if _remote_table(source) is not None:
+        return None
+    with _open_source(source, fmt) as src:
+        src.require(doc, a, b)
+        xa, xb = src.number(a)[1], src.number(b)[1]
+        res = src.fetch(f"""SELECT d, sum(xa * xb) AS sab FROM (
+                                SELECT {_doc_expr_of(src, doc, src.ref(doc))} AS d, {xa} AS xa, {xb} AS xb
+                                FROM {src.relation})
+                            WHERE isfinite(xa) AND isfinite(xb) GROUP BY d""")
+    where = {d: i for i, d in enumerate(_plain(res["d"], object).tolist())}
+    sab = _plain(res["sab"], float)
+    return np.array([sab[where[d]] if d in where else 0.0 for d in np.asarray(table.doc).astype(str).tolist()])
 
 
 def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray:

@@ -40,6 +40,11 @@ class JudgedSample:
     #: whether both gold scores lie in [0, 1] (the difference then in [-1, 1]); else None
     difference: tuple | None = None
     bounded_difference: bool = False
+    #: per labelled document, the judge's sum of squares and the sum of gold times judge over its
+    #: chunks (the chunk-level variance floor of :func:`perdoc.methods.ppi.ppi_micro`); None where
+    #: the rows cannot be read again (data read where they live, a paired difference)
+    gg: np.ndarray | None = None
+    sg: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,11 @@ def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judg
         if pop.K < 2:
             raise ParameterError(f"--judge-sample holds {pop.K} document(s); at least 2 are needed")
         scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=False)
-    return JudgedSample(table=gold, f=f, judge=scores, judge_exclusions=tuple(pop.exclusions))
+    from ..reading.io import load_cross_sums
+    sg = load_cross_sums(data, doc, score, judge, gold, **options) if judged_rows.scale == 1.0 else None
+    gg = None if sg is None or judged_rows.q is None else np.asarray(judged_rows.q, dtype=float)[pos]
+    return JudgedSample(table=gold, f=f, judge=scores, judge_exclusions=tuple(pop.exclusions), gg=gg,
+                        sg=None if gg is None else sg)
 
 
 def load_judged_pair(data, doc: str, score: str, vs: str, judge: str, judge_vs: str, *, judge_file=None,
@@ -322,8 +331,11 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     fpc = math.sqrt(1.0 - K / population_size) if population_size else 1.0
     s = t.s / t.scale
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)   # never for a difference (in [-1, 1])
-    ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded),
-           "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded)}
+    chunks = None
+    if sample.sg is not None and sample.gg is not None and t.q is not None and t.scale == 1.0:
+        chunks = (np.asarray(t.q, dtype=float), sample.gg, sample.sg)
+    ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded, chunks=chunks),
+           "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded, chunks=chunks)}
     agreement = _agreement(s, sample.f, t.n)
     warnings = _size_warning(t.n, s, sample.f, agreement)
     judge_mean = {"micro": sample.judge.mean, "macro": sample.judge.macro_mean}
