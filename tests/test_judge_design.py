@@ -196,3 +196,74 @@ def test_pps_covers_a_judge_biased_in_long_documents():
         ends = lead_ends(ppi_design(data, g, gg, sg, judge, "micro", bounded=True))
         hits += bool(ends and ends[1] <= truth <= ends[2])
     assert y.size == 400 and hits / reps >= 0.92
+
+
+@pytest.fixture
+def drawn_pair(tmp_path, capsys):
+    """A drawn sample (PPS with a take) of two systems' gold labels, each with its own judge, and both
+    judges on every chunk of the frame."""
+    pop = _population()
+    rng = np.random.default_rng(21)
+    pop = pop.rename(columns={"gold": "gold_a", "judge": "judge_a"})
+    pop["gold_b"] = np.where(rng.random(len(pop)) < 0.2, 1 - pop["gold_a"], pop["gold_a"])
+    pop["judge_b"] = np.where(rng.random(len(pop)) < 0.1, 1 - pop["gold_b"], pop["gold_b"])
+    sizes = pop.groupby("doc_id").size().rename("chunks").reset_index()
+    sizes.to_csv(tmp_path / "frame.csv", index=False)
+    pop[["doc_id", "chunk", "judge_a", "judge_b"]].to_csv(tmp_path / "judges.csv", index=False)
+    assert main(["sample", "--frame", str(tmp_path / "frame.csv"), "--doc", "doc_id", "--frame-n", "chunks",
+                 "--k", "24", "--design", "pps", "--take", "4", "--seed", "5", "--out", str(tmp_path / "man.csv")]) == 0
+    man = pd.read_csv(tmp_path / "man.csv")
+    labels = man.merge(pop, on=["doc_id", "chunk"], how="left")
+    labels[["doc_id", "draw", "chunk", "gold_a", "gold_b", "judge_a", "judge_b"]].to_csv(tmp_path / "labels.csv",
+                                                                                        index=False)
+    capsys.readouterr()
+    return tmp_path
+
+
+def test_compare_with_a_drawn_sample_is_the_python_apis_design_based_difference(capsys, drawn_pair):
+    from perdoc.study.judge import load_judged_design_pair
+    t = drawn_pair
+    code, out, err = run(capsys, "compare", t / "labels.csv", "--doc", "doc_id", "--score", "gold_a", "--vs",
+                         "gold_b", "--judge", "judge_a", "--judge-vs", "judge_b", "--judge-file", t / "judges.csv",
+                         "--sample", t / "man.csv", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    sample = load_judged_design_pair(t / "labels.csv", t / "man.csv", "doc_id", "gold_a", "gold_b", "judge_a",
+                                     "judge_b", judge_file=t / "judges.csv")
+    want = estimate_judged(sample).to_dict()
+    assert got["headline"] == want["headline"] and got["difference"] == ["gold_a", "gold_b"]
+    assert want["design"]["sampling"] == "drawn"
+    code, text, _ = run(capsys, "compare", t / "labels.csv", "--doc", "doc_id", "--score", "gold_a", "--vs",
+                        "gold_b", "--judge", "judge_a", "--judge-vs", "judge_b", "--judge-file", t / "judges.csv",
+                        "--sample", t / "man.csv")
+    assert code == 0 and "micro difference gold_a - gold_b" in text and "drawn sample (pps design" in text
+
+
+@pytest.mark.parametrize("kind", ["micro", "macro"])
+def test_a_drawn_difference_with_fixed_weights_is_the_difference_of_the_systems(drawn_pair, kind):
+    """The Hajek ratio is linear in the corrected values: with one fixed weight the difference's
+    judge-assisted estimate is A's minus B's (each with its own judge), and with weight 0 it is the
+    labels-only design estimate of the difference."""
+    from perdoc.study.judge import load_judged_design_pair
+    t = drawn_pair
+    pair = load_judged_design_pair(t / "labels.csv", t / "man.csv", "doc_id", "gold_a", "gold_b", "judge_a",
+                                   "judge_b", judge_file=t / "judges.csv")
+    one = {s: load_judged_design(t / "labels.csv", t / "man.csv", "doc_id", f"gold_{s}", f"judge_{s}",
+                                 judge_file=t / "judges.csv") for s in "ab"}
+    est = {s: ppi_design(d.data, d.g, d.gg, d.sg, d.judge, kind, lam=0.7)["estimate"] for s, d in one.items()}
+    diff = ppi_design(pair.data, pair.g, pair.gg, pair.sg, pair.judge, kind, lam=0.7)
+    assert diff["estimate"] == pytest.approx(est["a"] - est["b"], abs=1e-13)
+    zero = ppi_design(pair.data, pair.g, pair.gg, pair.sg, pair.judge, kind, lam=0.0)
+    iv = design_estimate(pair.data, bounded=False).interval(kind, "design")
+    assert (zero["estimate"], zero["se"]) == (iv.estimate, iv.se)
+
+
+def test_compare_sample_needs_both_judges_one_line_exit_2(capsys, drawn_pair):
+    t = drawn_pair
+    code, out, err = run(capsys, "compare", t / "labels.csv", "--doc", "doc_id", "--score", "gold_a", "--vs",
+                         "gold_b", "--sample", t / "man.csv")
+    assert code == 2 and "--sample go with --judge" in err and "Traceback" not in err
+    code, out, err = run(capsys, "compare", t / "labels.csv", "--doc", "doc_id", "--score", "gold_a", "--vs",
+                         "gold_b", "--judge", "judge_a", "--judge-vs", "judge_c", "--judge-file", t / "judges.csv",
+                         "--sample", t / "man.csv")
+    assert code == 2 and "'judge_c' (--judge-vs)" in err and len(err.strip().splitlines()) == 1

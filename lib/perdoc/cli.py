@@ -126,6 +126,12 @@ def _add_compare_parser(sub) -> None:
                    help="with --judge: both judges' scores on every chunk of every population document")
     c.add_argument("--judge-sample", metavar="FILE", default=None,
                    help="with --judge: both judges' scores on documents that were not labelled")
+    c.add_argument("--sample", metavar="MANIFEST.csv", default=None,
+                   help="with --judge and --judge-file: the manifest of perdoc sample; DATA holds the labelled "
+                        "units with both systems' gold and judge columns, and the difference is design-based")
+    c.add_argument("--nonresponse", action="store_true",
+                   help="with --sample: units of the manifest left without a label are counted as nonresponse "
+                        "(default: refused)")
     _add_trec_flags(c, compare=True)
     _add_input_flags(c)
 
@@ -650,7 +656,7 @@ def _print_estimates(args, result, table, aggregated, headlines: dict | None = N
 
 def _compare(args) -> int:
     from .errors import ColumnError
-    if any(v is not None for v in (args.judge, args.judge_vs, args.judge_file, args.judge_sample)):
+    if any(v is not None for v in (args.judge, args.judge_vs, args.judge_file, args.judge_sample, args.sample)):
         return _compare_judged(args)
     runs = args.vs_run or []
     if len(runs) > 1:
@@ -672,7 +678,8 @@ def _compare_judged(args) -> int:
     from .errors import ParameterError
     from .study.judge import estimate_judged, load_judged_pair
     if args.judge is None:
-        raise ParameterError("--judge-vs, --judge-file and --judge-sample go with --judge (system A's judge column)")
+        raise ParameterError("--judge-vs, --judge-file, --judge-sample and --sample go with --judge (system A's judge "
+                             "column): perdoc compare reads a drawn sample with both systems' judges")
     clash = [f for f, v in (("--unpaired", args.unpaired or None), ("--trec-run", args.trec_run),
                             ("--vs-run", args.vs_run or None), ("--backend", args.backend)) if v is not None]
     if clash:
@@ -681,8 +688,18 @@ def _compare_judged(args) -> int:
                               ("--judge-vs", args.judge_vs)) if v is None]
     if missing:
         raise ParameterError(f"--judge needs {', '.join(missing)} (A's and B's gold columns and judge columns)")
-    sample = load_judged_pair(args.data, args.doc, args.score, args.vs, args.judge, args.judge_vs,
-                              judge_file=args.judge_file, judge_sample=args.judge_sample, **_input_options(args))
+    if args.sample is not None:
+        from .study.judge import load_judged_design_pair
+        if args.judge_sample is not None or args.population_size is not None:
+            flag = "--judge-sample" if args.judge_sample is not None else "--population-size"
+            raise ParameterError(f"{flag} does not go with --sample: the manifest carries the design and the frame, "
+                                 "and the judge file covers it")
+        sample = load_judged_design_pair(args.data, args.sample, args.doc, args.score, args.vs, args.judge,
+                                         args.judge_vs, judge_file=args.judge_file, nonresponse=args.nonresponse,
+                                         **_input_options(args))
+    else:
+        sample = load_judged_pair(args.data, args.doc, args.score, args.vs, args.judge, args.judge_vs,
+                                  judge_file=args.judge_file, judge_sample=args.judge_sample, **_input_options(args))
     result = estimate_judged(sample, level=args.level, population_size=_population_size(args),
                              replicates=args.replicates, seed=args.seed)
     return _print_judged(result, sample, args)

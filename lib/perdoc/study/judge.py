@@ -12,7 +12,7 @@ that rule's coverage.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,8 @@ class JudgedDesign:
     sg: np.ndarray
     judge: JudgeScores
     judge_exclusions: tuple = ()
+    #: for a paired difference of two systems (:func:`load_judged_design_pair`): their names (A, B)
+    difference: tuple | None = None
 
 
 def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: str, *, judge_file,
@@ -76,15 +78,16 @@ def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: 
         raise ParameterError("--judge with --sample needs --judge-file: the judge's scores on every chunk of every "
                              "document of the frame the sample was drawn from")
     manifest = read_manifest(manifest_path, doc, allow_similar_ids=bool(options.get("allow_similar_ids")))
-    labels = read_table_file(labels_path, "the labels")
+    import pandas as pd
+    labels = labels_path if isinstance(labels_path, pd.DataFrame) else read_table_file(labels_path, "the labels")
+    name = options.pop("labels_name", labels_path)
     if judge not in labels.columns:
-        raise ParameterError(f"the labels {labels_path} have no column {judge!r} (--judge)")
-    where = dict(nonresponse=nonresponse, manifest_path=str(manifest_path), labels_path=f"the labels {labels_path}")
+        raise ParameterError(f"the labels {name} have no column {judge!r} (--judge)")
+    where = dict(nonresponse=nonresponse, manifest_path=str(manifest_path), labels_path=f"the labels {name}")
     gold = load_sample(labels, manifest, doc=doc, score=score, **where)
     meta = manifest_meta(manifest_path)
     gold.info.update({k: meta[k] for k in META_KEYS if k in meta})
     judged = load_sample(labels, manifest, doc=doc, score=judge, **where)
-    import pandas as pd
     y = pd.to_numeric(labels[score], errors="coerce").astype(float)
     x = pd.to_numeric(labels[judge], errors="coerce").astype(float)
     cross = load_sample(labels.assign(**{score: y * x}), manifest, doc=doc, score=score, **where)
@@ -106,6 +109,42 @@ def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: 
     scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=True)
     return JudgedDesign(data=gold, g=judged.s, gg=judged.q, sg=cross.s, judge=scores,
                         judge_exclusions=tuple(pop.exclusions))
+
+
+def load_judged_design_pair(labels_path, manifest_path, doc: str, score: str, vs: str, judge: str, judge_vs: str,
+                            *, judge_file, nonresponse: bool = False, **options) -> JudgedDesign:
+    """Two systems A (gold ``score``, judge ``judge``) and B (gold ``vs``, judge ``judge_vs``) on the
+    same labelled units of a drawn sample, and both judges on every chunk of the frame (``judge_file``):
+    the paired difference A - B as one judged design, per chunk the gold difference and the judges'
+    difference (:func:`load_judged_design` on them)."""
+    import pandas as pd
+
+    from ..reading.manifest import read_table_file
+    if score == vs:
+        raise ParameterError(f"--vs must name another column than --score (both are {score!r})")
+    if judge_vs is None:
+        raise ParameterError("a judge-assisted comparison needs each system's judge column: --judge (for --score) "
+                             "and --judge-vs (for --vs)")
+    if judge_vs == judge:
+        raise ParameterError(f"--judge-vs must name another column than --judge (both are {judge!r})")
+    if judge_file is None:
+        raise ParameterError("--judge with --sample needs --judge-file: both judges' scores on every chunk of every "
+                             "document of the frame the sample was drawn from")
+    labels = read_table_file(labels_path, "the labels")
+    for flag, col in (("--score", score), ("--vs", vs), ("--judge", judge), ("--judge-vs", judge_vs)):
+        if col not in labels.columns:
+            raise ParameterError(f"the labels {labels_path} have no column {col!r} ({flag})")
+    frame = judge_file if isinstance(judge_file, pd.DataFrame) else read_table_file(judge_file, "the judge file")
+    for flag, col in (("--doc", doc), ("--judge", judge), ("--judge-vs", judge_vs)):
+        if col not in frame.columns:
+            raise ParameterError(f"the judge file {judge_file} has no column {col!r} ({flag})")
+    num = lambda t, c: pd.to_numeric(t[c], errors="coerce").astype(float)   # noqa: E731
+    gold, judged = f"{score} - {vs}", f"{judge} - {judge_vs}"
+    labels = labels.assign(**{gold: num(labels, score) - num(labels, vs), judged: num(labels, judge) - num(labels, judge_vs)})
+    frame = frame.assign(**{judged: num(frame, judge) - num(frame, judge_vs)})
+    d = load_judged_design(labels, manifest_path, doc, gold, judged, judge_file=frame, nonresponse=nonresponse,
+                           labels_name=labels_path, **options)
+    return replace(d, difference=(score, vs))
 
 
 def load_judged(data, doc: str, score: str, judge: str, *, judge_file=None, judge_sample=None,
@@ -384,7 +423,7 @@ def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimate
     from ..methods.ppi import ppi_design
     from ..methods.survey import design_estimate
     d = sample.data
-    labels = design_estimate(d, level=level)
+    labels = design_estimate(d, level=level, bounded=False if sample.difference is not None else None)
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
     ppi = {kind: ppi_design(d, sample.g, sample.gg, sample.sg, sample.judge, kind, level=level, bounded=bounded)
            for kind in ("micro", "macro")}
@@ -392,7 +431,7 @@ def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimate
     warnings = _size_warning(d.m, d.s, sample.g, agreement, design=(d.info or {}).get("design"), size=d.N)
     return JudgeEstimates(K=d.K, judged_documents=sample.judge.M, covers=True, level=level,
                           population_size=sample.judge.M, ppi=ppi, labels=labels,
-                          agreement=agreement, warnings=warnings,
+                          agreement=agreement, warnings=warnings, difference=sample.difference,
                           judge_mean={"micro": sample.judge.mean, "macro": sample.judge.macro_mean},
                           design={"sampling": "drawn", **labels.design})
 
