@@ -65,7 +65,7 @@ def run_cell(job) -> dict:
             # design_estimate does (logit where it exists, else the plain design interval)
             lab = lead_ends(ppi_design(data, f[idx], f[idx], sf[idx], judge, kind, lam=0.0, bounded=True))
             ends = lab[1:] if lab else (math.nan, math.nan)
-            res = ppi_design(data, f[idx], f[idx], sf[idx], judge, kind, bounded=True)
+            res = ppi_design(data, f[idx], f[idx], sf[idx], judge, kind, bounded=True, judge_rows=idx)
             if kind == "micro":
                 lams.append(res["lam"])
             le = lead_ends(res)

@@ -207,3 +207,44 @@ def test_the_labelled_rows_give_the_simple_random_floor_its_sums(tmp_path):
         assert b["se"] <= a["se"] <= max(b["se"], math.hypot(lab["se"], lab["se"] / math.sqrt(4 * 20))) + 1e-15
         bound += a["se"] > b["se"]
     assert bound > 0
+
+
+@pytest.mark.parametrize("kind", ["micro", "macro"])
+def test_a_census_gives_the_gold_mean_whatever_the_judge(kind):
+    """Every document drawn (all taken whole): the judge-assisted estimate with fitted weights is the
+    gold mean itself. Weights that differ between documents taken whole, each corrected against the
+    judge's population mean, would leave a bias there that no sample size removes."""
+    n, s, _, _ = _census(M=150, seed=9)
+    rng = np.random.default_rng(1)
+    shift = 0.7 * (np.log(n) - np.median(np.log(n)))                  # errs more in long documents
+    err = 1 / (1 + np.exp(-(math.log(0.05 / 0.95) + shift)))
+    fn, fp = rng.binomial(s.astype(np.int64), err), rng.binomial((n - s).astype(np.int64), err)
+    f, sf = (s - fn + fp).astype(float), (s - fn).astype(float)
+    judge = JudgeScores(n, f, covers=True)
+    data, g, gg, sg = _sample((n, s, f, sf), _prepared(n, "pps", n.size), 1)
+    assert np.all(data.f >= 1.0)
+    got = ppi_design(data, g, gg, sg, judge, kind)
+    truth = s.sum() / n.sum() if kind == "micro" else float(np.mean(s / n))
+    assert got["estimate"] == pytest.approx(truth, abs=1e-12)
+    assert got["lam"] > 0                                                # the weights were fitted, not 0
+
+
+def test_a_document_taken_whole_and_subsampled_needs_its_judge_row():
+    """Under a take, a document taken whole at the first stage has only some chunks labelled: its own
+    judge mean comes from the judge's scores (judge_rows); without them the call says what is missing."""
+    n, s, f, sf = _census(M=300, seed=3)
+    judge = JudgeScores(n, f, covers=True)
+    data, g, gg, sg = _sample((n, s, f, sf), _prepared(n, "pps", 40), 2)
+    whole = np.flatnonzero(data.f >= 1.0)
+    assert whole.size
+    i = whole[np.argmax(data.N[whole])]
+    m = data.m.copy()
+    m[i] = 2.0                                                           # two of its chunks labelled
+    from dataclasses import replace
+    sub = replace(data, m=m, s=np.minimum(data.s, 2.0) * (np.arange(m.size) == i) + data.s * (np.arange(m.size) != i),
+                  q=np.minimum(data.q, 2.0) * (np.arange(m.size) == i) + data.q * (np.arange(m.size) != i))
+    g2 = np.where(np.arange(m.size) == i, np.minimum(g, 2.0), g)
+    with pytest.raises(ValueError, match="judge_rows"):
+        ppi_design(sub, g2, g2, np.minimum(sub.s, g2), judge, "micro")
+    got = ppi_design(sub, g2, g2, np.minimum(sub.s, g2), judge, "micro", judge_rows=sub.doc.astype(int))
+    assert math.isfinite(got["estimate"])

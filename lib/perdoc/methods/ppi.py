@@ -439,8 +439,30 @@ def _within_variance(m, s, q):
         return np.where(m >= 2, ss / np.maximum(m - 1.0, 1.0), 0.0)
 
 
+def _judge_references(F: float, gbar, m, N, a, f_stage, judge: JudgeScores, kind: str, judge_rows):
+    """What each drawn document's judge mean is corrected against under fitted weights (see
+    :func:`ppi_design`): ``F`` when no document was taken whole; else, for a document taken whole, its
+    own judge mean over all its chunks, and for the others the judge's mean over the documents not
+    taken whole (the frame's total less theirs)."""
+    whole = np.asarray(f_stage, dtype=float) >= 1.0
+    if not np.any(whole):
+        return F
+    if judge_rows is not None:
+        rows = np.asarray(judge_rows, dtype=np.int64)
+        own = judge.f[rows] / judge.n[rows]
+    elif np.all(m[whole] == N[whole]):
+        own = gbar
+    else:
+        raise ValueError("a document taken whole had only some of its chunks labelled: give judge_rows (each drawn "
+                         "document's row in the judge's scores) so that its judge mean over all its chunks is known")
+    A = float(judge.n.sum()) if kind == "micro" else float(judge.M)
+    A_whole = float(np.sum(a[whole]))
+    rest = (F * A - float(np.sum((a * own)[whole]))) / (A - A_whole) if A - A_whole > 0 else F
+    return np.where(whole, own, rest)
+
+
 def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, lam: float | None = None,
-               level: float = 0.95, bounded: bool = False) -> dict:
+               level: float = 0.95, bounded: bool = False, judge_rows=None) -> dict:
     """The prediction-powered mean under a drawn design (``perdoc sample``: strata, unequal
     probabilities, two stages), design-consistent whatever the judge.
 
@@ -462,7 +484,16 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
     is consistent for the gold mean for any weights fitted out of sample: each document's
     ``lambda_j`` is fitted on the others (:func:`crossfit_weights` on ``w a ybar`` against
     ``w a gbar``, the values the linearisation centres). ``lam=0`` gives the labels-only design
-    estimate exactly; a fixed ``lam`` equals R's ``svymean`` of ``y - lam f`` plus ``lam F``."""
+    estimate exactly; a fixed ``lam`` equals R's ``svymean`` of ``y - lam f`` plus ``lam F``.
+
+    With fitted weights, which differ from document to document, the documents taken whole at the first
+    stage (a census of themselves, in every sample) are not corrected against ``F``: the cancellation
+    ``sum_U a (Gbar - F) = 0`` needs one weight for them all, and their own weights would leave a bias
+    that does not shrink as the rest of the sample grows. Each is corrected only within itself, against
+    its own known judge mean (nothing to correct when all its chunks were labelled), and the other
+    documents against the judge's mean over the documents not taken whole. ``judge_rows``: each drawn
+    document's row in ``judge`` (needed when a document taken whole had only some of its chunks
+    labelled; otherwise its labelled chunks give its judge mean)."""
     from .survey import _linearised
     if not judge.covers:
         raise ValueError("a drawn design needs the judge's scores on every population document (judge.covers)")
@@ -477,12 +508,15 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
     ybar, gbar = s / m, g / m
     wa = w * a
     lam_d = _weights(lam, m.size, lambda: crossfit_weights(wa * gbar, wa * ybar, wa))
-    e = ybar - lam_d * (gbar - F) if lam != 0.0 else ybar
+    ref = F if lam is not None else _judge_references(F, gbar, m, N, a, _as(design.f), judge, kind, judge_rows)
+    e = ybar - lam_d * (gbar - ref) if lam != 0.0 else ybar
     stratum = np.asarray(design.stratum).astype(str)
-    flat = _no_spread(e)
+    drawn = _as(design.f) < 1.0                  # documents not taken whole: where the judge's errors show
+    mixed = bool(np.any(drawn) and not np.all(drawn)) and np.ndim(ref) > 0
+    flat = _no_spread(e[drawn] if mixed else e)
     shift = 0.0
-    if flat:   # the corrected means agree up to rounding: no spread between documents (exactly 0, not
-        #        the rounding of e - theta), only the chunk sampling within documents, if any
+    if flat and not mixed:   # the corrected means agree up to rounding: no spread between documents (exactly
+        #                      0, not the rounding of e - theta), only the chunk sampling within documents, if any
         shift = float(np.sum(wa * e) / np.sum(wa))
         e = np.zeros_like(e)
     s_e = s - lam_d * g
@@ -498,7 +532,7 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
                 se = math.sqrt(max(se * se, min(v_chunk, se_lab * se_lab)))
         if FLOOR_DOCUMENTS:
             se = _floored(se, se_lab, int(np.sum(_as(design.f) < 1.0)) or m.size)
-    if reason is not None or se is None or se == 0.0:
+    if reason is not None or se is None or se == 0.0 or (flat and mixed):
         out = _result(theta, 0.0, df if df else float("nan"), 1.0 - level, True, lam_bar,
                       se_labels=float("nan"), K=m.size, bounded=bounded)
         out["reason"] = ("the judge's corrected values show no spread: its errors cannot be measured"

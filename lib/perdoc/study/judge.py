@@ -62,6 +62,8 @@ class JudgedDesign:
     judge_exclusions: tuple = ()
     #: for a paired difference of two systems (:func:`load_judged_design_pair`): their names (A, B)
     difference: tuple | None = None
+    #: each drawn document's row in ``judge`` (None: not known)
+    rows: np.ndarray | None = None
 
 
 def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: str, *, judge_file,
@@ -108,7 +110,7 @@ def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: 
                              f"{int(in_frame):,}: give the judge's scores on every document of that frame")
     scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=True)
     return JudgedDesign(data=gold, g=judged.s, gg=judged.q, sg=cross.s, judge=scores,
-                        judge_exclusions=tuple(pop.exclusions))
+                        judge_exclusions=tuple(pop.exclusions), rows=pos)
 
 
 def load_judged_design_pair(labels_path, manifest_path, doc: str, score: str, vs: str, judge: str, judge_vs: str,
@@ -425,7 +427,8 @@ def _estimate_judged_design(sample: JudgedDesign, level: float) -> JudgeEstimate
     d = sample.data
     labels = design_estimate(d, level=level, bounded=False if sample.difference is not None else None)
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)
-    ppi = {kind: ppi_design(d, sample.g, sample.gg, sample.sg, sample.judge, kind, level=level, bounded=bounded)
+    ppi = {kind: ppi_design(d, sample.g, sample.gg, sample.sg, sample.judge, kind, level=level, bounded=bounded,
+                            judge_rows=sample.rows)
            for kind in ("micro", "macro")}
     agreement = _agreement(d.s, sample.g, d.m)
     warnings = _size_warning(d.m, d.s, sample.g, agreement, design=(d.info or {}).get("design"), size=d.N)
