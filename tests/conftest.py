@@ -59,8 +59,14 @@ def pytest_configure(config):
     """One store of simulation results for the whole run (perdoc.study.memo), shared by the parallel
     workers (they inherit the environment): the example's census simulation, which a dozen tests
     render, is computed once. Results are keyed by their inputs and perdoc's source, so a hit is the
-    same object a computation gives; a run that sets PERDOC_MEMO_DIR itself keeps its own."""
-    if hasattr(config, "workerinput") or os.environ.get("PERDOC_MEMO_DIR"):
+    same object a computation gives; a run that sets PERDOC_MEMO_DIR itself keeps its own. Also one
+    folder of this run's shared reports (:func:`shared_report`), always new."""
+    if hasattr(config, "workerinput"):
+        return
+    shared = tempfile.mkdtemp(prefix="perdoc-test-reports-")
+    os.environ["PERDOC_TEST_REPORTS"] = shared
+    config._perdoc_shared = shared
+    if os.environ.get("PERDOC_MEMO_DIR"):
         return
     folder = tempfile.mkdtemp(prefix="perdoc-test-memo-")
     os.environ["PERDOC_MEMO_DIR"] = folder
@@ -68,9 +74,33 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    folder = getattr(config, "_perdoc_memo", None)
-    if folder:
-        shutil.rmtree(folder, ignore_errors=True)
+    for name in ("_perdoc_memo", "_perdoc_shared"):
+        folder = getattr(config, name, None)
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def shared_report(params, language: str | None = None) -> Path:
+    """``report.html`` of ``params`` (``language``: as ``build_report``'s, None for the file's own, an
+    override otherwise, which the report records), rendered once for the whole test run and read by
+    every test module that only reads it (a report is byte-identical for the same parameters, so one
+    render stands for all). The first worker to ask renders it under a lock; the others wait and read.
+    Tests must not change the files; modules that check how a build behaves render their own."""
+    import fcntl
+    root = Path(os.environ["PERDOC_TEST_REPORTS"]) / f"{Path(params).stem}-{language or 'own'}"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root / ".done"
+        if done.exists():
+            return Path(done.read_text(encoding="utf-8"))
+        from perdoc.report import build_report, i18n
+        try:
+            path = build_report(params, root / "out", language=language)
+        finally:
+            i18n.set_language("en")
+        done.write_text(str(path), encoding="utf-8")
+        return path
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ try:
 except ImportError:
     _missing("playwright not importable: pip install playwright (no browser download needed)")
 
-from perdoc.report.build import build_report  # noqa: E402
+from conftest import shared_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {"en": ROOT / "params" / "example.yaml", "es": ROOT / "params" / "example_es.yaml"}
@@ -54,9 +54,9 @@ def _one_kernel(shared_kernel):
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    out = tmp_path_factory.mktemp("browser")
-    return {lang: build_report(params, out) for lang, params in EXAMPLES.items()}
+def reports():
+    """Each language's example report, rendered once for the test run (tests/conftest.py)."""
+    return {lang: shared_report(params) for lang, params in EXAMPLES.items()}
 
 
 @pytest.fixture(scope="module")

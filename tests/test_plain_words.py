@@ -27,11 +27,12 @@ from perdoc import i18n
 from perdoc.params import load_params
 from perdoc.report import charts
 from perdoc.report._spanish import METHOD_KEYS
-from perdoc.report.build import build_report
 from perdoc.report.i18n import translate
 from perdoc.report.notebook import (FPC_NEGLIGIBLE, PLAIN_METHOD, box_symbols, fpc_effect, method_label,
                                     plain_method, summary_box, summary_facts, widening_needed)
 from perdoc.table import Exclusion
+
+from conftest import shared_report
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "params" / "example.yaml"
@@ -304,19 +305,10 @@ def test_the_every_method_table_has_the_chart_names():
     assert '"chart": tr(charts.SHORT_LABEL_COLUMN)' in code and '"chart", "estimate"' in code
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_kernel(shared_kernel):
-    """The module's reports share one notebook kernel (tests/conftest.py)."""
-
-
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    out = tmp_path_factory.mktemp("plain")
-    try:
-        return {lang: build_report(EXAMPLE, out / lang, language=lang).read_text(encoding="utf-8")
-                for lang in ("en", "es")}
-    finally:
-        i18n.set_language("en")
+def rendered():
+    """The example's report in both languages, rendered once for the test run (tests/conftest.py)."""
+    return {lang: shared_report(EXAMPLE, lang).read_text(encoding="utf-8") for lang in ("en", "es")}
 
 
 def _text(markup: str) -> str:

@@ -19,6 +19,8 @@ from perdoc import i18n
 from perdoc.estimate import FPC_HEURISTIC
 from perdoc.report.build import build_report
 
+from conftest import shared_report
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "params" / "example.yaml"
 SECTIONS = {"en": ("Intervals", "Planning-the-next-sample"),
@@ -62,7 +64,7 @@ def reports(tmp_path_factory):
     built = {}
     try:
         for lang in ("en", "es"):
-            built[("example", lang)] = build_report(EXAMPLE, out / lang, language=lang)
+            built[("example", lang)] = shared_report(EXAMPLE, lang)
             built[("pilot", lang)] = build_report(pilot, out / lang, language=lang)
         built[("frame", "en")] = build_report(_frame_params(out), out / "en", language="en")
     finally:

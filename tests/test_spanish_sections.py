@@ -11,7 +11,8 @@ import pytest
 
 from perdoc import i18n
 from perdoc.params import load_params
-from perdoc.report.build import build_report
+
+from conftest import shared_report
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "params" / "example.yaml"
@@ -72,17 +73,11 @@ def sections(report_html: str) -> dict:
     return out
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_kernel(shared_kernel):
-    """The module's reports share one notebook kernel (tests/conftest.py)."""
-
-
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out_es, out_en = tmp_path_factory.mktemp("es"), tmp_path_factory.mktemp("en")
-    es = build_report(EXAMPLE, out_es, language="es")
-    en = build_report(EXAMPLE, out_en)
-    i18n.set_language("en")
+def built():
+    """The example's report in both languages, rendered once for the test run (tests/conftest.py)."""
+    es = shared_report(EXAMPLE, "es")
+    en = shared_report(EXAMPLE)
     return {"es": es.read_text(encoding="utf-8"), "en": en.read_text(encoding="utf-8"),
             "summary_es": json.loads((es.parent / "summary.json").read_text()),
             "summary_en": json.loads((en.parent / "summary.json").read_text())}
