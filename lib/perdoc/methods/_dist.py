@@ -11,6 +11,7 @@ that domain (NaN, infinities, extreme parameters) and every other attribute (``s
 to ``scipy.special``, imported on first use. The scalar functions below take the same routes.
 """
 
+import functools
 import math
 import threading
 
@@ -116,6 +117,17 @@ def _own(name, scalar, vector, inside, args, kwargs, valid=None):
     return getattr(_sp(), name)(*args, **kwargs)
 
 
+def _scalar(x) -> bool:
+    """A float or a 0-d float64 array (what ``np.where`` makes of scalars)."""
+    return isinstance(x, float) or (isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype == _FLOAT)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stdtrit_scalar(df: float, q: float):
+    """One t quantile, remembered: a simulation asks for the same df and level thousands of times."""
+    return _own("stdtrit", _quantiles.stdtrit, _quantiles.v_stdtrit, _stdtrit_in, (np.float64(df), np.float64(q)), {})
+
+
 class _Special:
     """``scipy.special`` with perdoc's own ``stdtrit``, ``ndtri``, ``betaincinv`` (see the module
     docstring); every other attribute is scipy's (imported on first use)."""
@@ -125,6 +137,8 @@ class _Special:
 
     @staticmethod
     def stdtrit(df, q, **kwargs):
+        if not kwargs and _scalar(df) and _scalar(q):
+            return _stdtrit_scalar(float(df), float(q))
         return _own("stdtrit", _quantiles.stdtrit, _quantiles.v_stdtrit, _stdtrit_in, (df, q), kwargs)
 
     @staticmethod
