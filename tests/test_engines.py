@@ -367,7 +367,8 @@ import os, sys
 from pyspark.sql import SparkSession
 session = (SparkSession.builder.remote("local[2]")
            .config("spark.connect.grpc.binding.port", sys.argv[1])
-           .config("spark.ui.enabled", "false").getOrCreate())
+           .config("spark.ui.enabled", "false")
+           .config("spark.sql.shuffle.partitions", "4").getOrCreate())   # as perdoc's own local session
 sys.stdin.read()          # serve until the test closes our standard input
 session.stop()
 """
@@ -428,7 +429,7 @@ def spark_connect_url(tmp_path_factory):
         import signal
         server.stdin.close()
         try:
-            server.wait(timeout=5)
+            server.wait(timeout=1)
         except subprocess.TimeoutExpired:   # a local Connect server does not stop by itself: end its group
             os.killpg(server.pid, signal.SIGTERM)
             try:
