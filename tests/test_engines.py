@@ -381,23 +381,27 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def spark_connect_url(tmp_path_factory):
-    """A Spark Connect server in its own process (its own JVM), as a cluster's would be; the URL
-    carries the server's authentication token, as SPARK_REMOTE does for a real cluster."""
-    import socket
-    import subprocess
-    import sys
-    import time
+def _spark_connect_missing():
     why = _spark_missing()
     try:
         import grpc  # noqa: F401
     except ImportError:
         why = why or "the Spark Connect client is not installed: pip install 'perdoc[spark]' (pyspark[connect])"
-    if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"Spark Connect tests cannot run under CI: {why}")
-        pytest.skip(why)
+    return why
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _connect_server(request, tmp_path_factory):
+    """The Spark Connect server of :func:`spark_connect_url`, started as soon as this module's tests
+    begin (when one of them needs it), so that its JVM starts while the local-mode tests run."""
+    import signal
+    import subprocess
+    import sys
+    wanted = any("spark_connect_url" in getattr(item, "fixturenames", ()) for item in request.session.items
+                 if item.module is request.module)
+    if not wanted or _spark_connect_missing() is not None:
+        yield None
+        return
     port, token = _free_port(), "perdoc-test-token"
     log = tmp_path_factory.mktemp("spark-connect") / "server.log"
     env = {**os.environ, "SPARK_CONNECT_AUTHENTICATE_TOKEN": token}
@@ -407,26 +411,8 @@ def spark_connect_url(tmp_path_factory):
         server = subprocess.Popen([sys.executable, "-c", SPARK_CONNECT_SERVER, str(port)], stdin=subprocess.PIPE,
                                   stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the Spark Connect server did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.5)
-        url = f"sc://localhost:{port}/;token={token}"   # a token needs TLS except on localhost
-        # the port opens before the server's Spark session is ready: wait for a query to answer
-        probe = ("import sys; from pyspark.sql import SparkSession; "
-                 "sys.exit(SparkSession.builder.remote(sys.argv[1]).getOrCreate().range(3).count() != 3)")
-        while subprocess.run([sys.executable, "-c", probe, url], capture_output=True, timeout=120).returncode:
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the Spark Connect server does not answer: {log.read_text()[-2000:]}")
-            time.sleep(1)
-        yield url
+        yield server, port, token, log
     finally:
-        import signal
         server.stdin.close()
         try:
             server.wait(timeout=1)
@@ -437,6 +423,40 @@ def spark_connect_url(tmp_path_factory):
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait()
+
+
+@pytest.fixture(scope="module")
+def spark_connect_url(_connect_server):
+    """A Spark Connect server in its own process (its own JVM), as a cluster's would be; the URL
+    carries the server's authentication token, as SPARK_REMOTE does for a real cluster."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    why = _spark_connect_missing()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Spark Connect tests cannot run under CI: {why}")
+        pytest.skip(why)
+    server, port, token, log = _connect_server
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the Spark Connect server did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.5)
+    url = f"sc://localhost:{port}/;token={token}"   # a token needs TLS except on localhost
+    # the port opens before the server's Spark session is ready: wait for a query to answer
+    probe = ("import sys; from pyspark.sql import SparkSession; "
+             "sys.exit(SparkSession.builder.remote(sys.argv[1]).getOrCreate().range(3).count() != 3)")
+    while subprocess.run([sys.executable, "-c", probe, url], capture_output=True, timeout=120).returncode:
+        if server.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"the Spark Connect server does not answer: {log.read_text()[-2000:]}")
+        time.sleep(1)
+    return url
 
 
 def test_spark_connect_estimate_equals_duckdb(spark_connect_url, files):
