@@ -184,3 +184,61 @@ def test_without_a_population_size_the_judge_file_is_the_frame_for_every_interva
     lab = a.judge.labels_interval("micro")
     assert judge_cli["labels_only"]["population_size"] == 1300
     assert [lab.ci.low, lab.ci.high] == judge_cli["labels_only"]["micro"][lab.method]["ci"]
+
+
+def _two_judged_systems(folder: Path) -> tuple[Path, Path]:
+    """The example's labelled rows with a judge for each system (bm25: ja, tfidf: jb; each flips about
+    one chunk in ten), and both judges on every chunk of its census (the judge file)."""
+    import numpy as np
+    import pandas as pd
+    rng = np.random.default_rng(5)
+    out = []
+    for src, name in ((SAMPLE, "labels.csv"), (CENSUS, "judges.csv")):
+        t = pd.read_csv(src)
+        for sys_col, judge_col in (("bm25", "ja"), ("tfidf", "jb")):
+            flip = rng.random(len(t)) < 0.1
+            t[judge_col] = np.where(flip, 1 - t[sys_col], t[sys_col])
+        if name == "labels.csv":   # the labelled rows' judges are the judge file's on the same chunks
+            judges = pd.read_csv(CENSUS)[["doc_id", "chunk_id"]]
+            t = t.drop(columns=["ja", "jb"])
+            out.append((t, name))
+            continue
+        out.append((t[["doc_id", "chunk_id", "ja", "jb"]], name))
+    labels, judges = out[0][0], out[1][0]
+    labels = labels.merge(judges, on=["doc_id", "chunk_id"], how="left")
+    paths = folder / "labels.csv", folder / "judges.csv"
+    labels.to_csv(paths[0], index=False)
+    judges.to_csv(paths[1], index=False)
+    return paths
+
+
+def test_a_judged_comparison_leads_the_report_as_perdoc_compare_judge(tmp_path, capsys):
+    """data.judge_compare_to: the report's paired comparison leads with the judge-assisted difference,
+    the one perdoc compare --judge --judge-vs prints, and summary.json carries it (judge_comparison)."""
+    labels, judges = _two_judged_systems(tmp_path)
+    p = tmp_path / "pair.yaml"
+    p.write_text(f"name: pair\ndata: {{path: {labels}, doc: doc_id, score: bm25, compare_to: tfidf, judge: ja, "
+                 f"judge_compare_to: jb, judge_file: {judges}}}\n"
+                 "design: {population: x, sampling: srs}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n",
+                 encoding="utf-8")
+    a = analyse(p)
+    h = a.comparison_headline
+    assert h.interval.method == "ppi" and h.reason.code == "choice.judge"
+    cli = _cli_json(capsys, ["compare", str(labels), "--doc", "doc_id", "--score", "bm25", "--vs", "tfidf",
+                             "--judge", "ja", "--judge-vs", "jb", "--judge-file", str(judges)])
+    assert cli["headline"]["ci"] == list(h.interval.ci) and cli["difference"] == ["bm25", "tfidf"]
+    s = summary(a)
+    assert s["judge_comparison"]["headline"]["ci"] == cli["headline"]["ci"]
+    assert s["comparison_headline"]["ci"] == cli["headline"]["ci"]
+    primaries = [iv.method for iv in a.comparison.difference.intervals if iv.estimand == "micro" and iv.role == "primary"]
+    assert primaries == ["ppi"]
+
+
+@pytest.mark.parametrize("data_extra,message", [
+    (f", judge: tfidf, judge_file: {CENSUS}, judge_compare_to: bm25", "needs one column in 'data.compare_to'"),
+    (f", compare_to: tfidf, judge_compare_to: x", "'data.judge_compare_to' goes with 'data.judge'"),
+])
+def test_judge_compare_to_is_checked_in_one_line(tmp_path, data_extra, message):
+    with pytest.raises(ParamsError, match=re.escape(message)):
+        load_params(_params(tmp_path, data_extra=data_extra))

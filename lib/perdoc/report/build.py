@@ -74,6 +74,7 @@ class Analysis:
     difference_plan: dict | None = None  # planning.difference_half_width (perdoc.study.run.difference_plan_study)
     judge: object = None                # perdoc.study.judge.JudgeEstimates when data.judge is set
     judged: object = None               # its judged sample (JudgedSample or JudgedDesign: per-document sums)
+    judge_pair: object = None           # JudgeEstimates of the paired difference when data.judge_compare_to is set
 
     @property
     def default_interval(self):
@@ -212,6 +213,17 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
             iv = study.intervals
             comparison = compare(pairs, level=iv.level, population_size=compare_size,
                                  replicates=iv.replicates, seed=iv.seed)
+        judge_pair = None
+        if comparison is not None and comparison.paired and comparison.difference is not None \
+                and study.data.judge_compare_to is not None:
+            step("judge-assisted comparison")
+            from ..study.judge import estimate_judged, with_judge
+            from ..study.run import load_study_judged_pair
+            judge_pair = estimate_judged(load_study_judged_pair(study), level=study.intervals.level,
+                                         population_size=compare_size)
+            # the judge-assisted rows lead the difference wherever they give an interval (as perdoc compare --judge)
+            from dataclasses import replace as _replace
+            comparison = _replace(comparison, difference=with_judge(comparison.difference, judge_pair))
         many = compare_study_systems(study, compare_size, first=pairs)
         step("planning")
         difference_plan = difference_plan_study(study, table)
@@ -242,7 +254,7 @@ def _compute_analysis(study: Study, shown: dict | None = None, progress=None) ->
     return Analysis(study=study, table=table, estimates=est, input=info, comparison=comparison,
                     census=census, simulation=simulation, pair_simulation=pair_simulation, strata=strata,
                     pseudo_simulation=pseudo, design_plan=design_plan, comparison_many=many,
-                    difference_plan=difference_plan, judge=judge, judged=judged)
+                    difference_plan=difference_plan, judge=judge, judged=judged, judge_pair=judge_pair)
 
 
 def _file_facts(p: Path, shown: dict) -> dict:
@@ -402,6 +414,8 @@ def summary(analysis: Analysis, table_sha256: str | None = None) -> dict:
     out["documents_table"] = {"file": "documents.csv", "sha256": table_sha256}
     if analysis.comparison is not None:
         out["comparison"] = analysis.comparison.to_dict()
+    if analysis.judge_pair is not None:
+        out["judge_comparison"] = analysis.judge_pair.to_dict()
     if analysis.comparison_many is not None:
         out["comparison_many"] = analysis.comparison_many.to_dict()
     out["headline"] = analysis.headline.to_dict()

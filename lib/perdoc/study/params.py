@@ -86,6 +86,7 @@ class DataSpec:
     judge: str | None = None         # an automatic judge's score column on the labelled rows (data.score: the gold)
     judge_file: Path | None = None   # the judge's scores on every chunk of every population document
     judge_sample: Path | None = None  # or on documents that were not labelled (a sample of their own)
+    judge_compare_to: str | None = None  # the judge's column for data.compare_to (a judge-assisted comparison)
 
     @property
     def aggregated(self) -> bool:
@@ -215,10 +216,10 @@ class Study:
             d["data"]["path"] = str(self.raw["data"]["trec"]["run"])
             d["data"]["trec"] = {k: (None if v is None else str(v)) for k, v in self.raw["data"]["trec"].items()}
         d["census"] = None if self.census is None else str(self.raw["census"]["path"])
-        for key in ("judge", "judge_file", "judge_sample"):   # as written; absent without a judge
+        for key in ("judge", "judge_file", "judge_sample", "judge_compare_to"):   # as written; absent without
             if d["data"].get(key) is None:
                 d["data"].pop(key, None)
-            elif key != "judge":
+            elif key not in ("judge", "judge_compare_to"):
                 d["data"][key] = str(self.raw["data"][key]).strip()
         if d["design"].get("frame") is not None:  # as written (a report reads a copy of the file)
             d["design"]["frame"] = str(self.raw["design"]["frame"]).strip()
@@ -255,6 +256,7 @@ SCHEMA: dict[str, Any] = {
         "judge": (_STR, False),                # an automatic judge's column beside the gold (data.score)
         "judge_file": (_STR, False),           # the judge on every population chunk
         "judge_sample": (_STR, False),         # or on unlabelled documents
+        "judge_compare_to": (_STR, False),     # the judge's column for data.compare_to (system B)
         "format": (_STR, False),
         "metric": (_STR, False),
         "allow_similar_ids": ("true or false", False),
@@ -657,11 +659,20 @@ def _judge_keys(d: dict, base: Path, label: str, trec) -> dict:
     params file's folder), checked: one of the two files, a judge column other than the gold's, and
     per-chunk rows of a file (the judge-assisted estimate reads the labelled chunks)."""
     judge, jf, js = d.get("judge"), d.get("judge_file"), d.get("judge_sample")
+    jvs = d.get("judge_compare_to")
     if judge is None:
-        if jf is not None or js is not None:
-            key = "judge_file" if jf is not None else "judge_sample"
+        if jf is not None or js is not None or jvs is not None:
+            key = "judge_file" if jf is not None else "judge_sample" if js is not None else "judge_compare_to"
             raise ParamsError(f"{label}: key 'data.{key}' goes with 'data.judge' (the judge's score column)")
         return {}
+    if jvs is not None:
+        compared = d.get("compare_to")
+        if compared is None or isinstance(compared, list) and len(compared) != 1:
+            raise ParamsError(f"{label}: key 'data.judge_compare_to' needs one column in 'data.compare_to' (the system "
+                              "it judges)")
+        if jvs == judge or jvs in (d.get("score"), compared if isinstance(compared, str) else compared[0]):
+            raise ParamsError(f"{label}: key 'data.judge_compare_to' must name another column than 'data.judge', "
+                              "'data.score' and 'data.compare_to'")
     if (jf is None) == (js is None):
         raise ParamsError(f"{label}: key 'data.judge' needs one of 'data.judge_file' (the judge on every population "
                           "chunk) or 'data.judge_sample' (the judge on unlabelled documents)")
@@ -675,7 +686,7 @@ def _judge_keys(d: dict, base: Path, label: str, trec) -> dict:
         p = Path(v)
         return p if p.is_absolute() else (base / p).resolve()
     return {"judge": judge, "judge_file": None if jf is None else path(jf),
-            "judge_sample": None if js is None else path(js)}
+            "judge_sample": None if js is None else path(js), "judge_compare_to": jvs}
 
 
 def _compare_columns(value, score: str | None, label: str) -> tuple[str, ...]:
@@ -759,6 +770,9 @@ def _design_spec(raw: dict, data: DataSpec, label: str) -> Design:
                               "judge on every chunk of the frame)")
         if frame is not None:
             raise ParamsError(f"{label}: key 'data.judge' does not go with 'design.frame': the judge file is the frame")
+        if sampling == "drawn" and data.judge_compare_to is not None:
+            raise ParamsError(f"{label}: key 'data.judge_compare_to' goes with a simple random sample of documents; for "
+                              "a drawn sample use perdoc compare LABELS --sample MANIFEST --judge ... --judge-vs ...")
     return Design(population=g["population"].strip(), sampling=sampling, population_size=M,
                   strata_column=strata_column, strata_sizes=strata_sizes, chunks_in_doc=chunks_col,
                   frame=None if frame is None else frame.strip(),

@@ -15,7 +15,7 @@ __all__ = ["load_study_table", "estimate_study", "load_study_pairs", "load_study
            "load_study_census_and_scores", "simulate_study",
            "simulation_design", "strata_experiment", "load_study_frame", "frame_path", "load_study_pair_tables",
            "compare_study_systems", "plan_population_size", "difference_plan_study", "load_study_judged",
-           "estimate_study_judged", "judge_frame_study"]
+           "estimate_study_judged", "judge_frame_study", "load_study_judged_pair"]
 
 
 def load_study_table(study: Study) -> DocTable:
@@ -172,6 +172,23 @@ def load_study_judged(study: Study):
         return load_judged_design(d.path, sample_path(study), d.doc, d.score, d.judge, judge_file=d.judge_file,
                                   nonresponse=study.design.nonresponse, **opts)
     return load_judged(d.path, d.doc, d.score, d.judge, judge_file=d.judge_file, judge_sample=d.judge_sample, **opts)
+
+
+def load_study_judged_pair(study: Study):
+    """The judged paired difference ``data.score - data.compare_to`` when the params name both systems'
+    judges (``data.judge`` and ``data.judge_compare_to``): :func:`perdoc.study.judge.load_judged_pair`, or
+    ``load_judged_design_pair`` for a drawn sample; None otherwise."""
+    d = study.data
+    if d.judge is None or d.judge_compare_to is None or d.compare_to is None:
+        return None
+    from .judge import load_judged_design_pair, load_judged_pair
+    opts = _read_options(d)
+    if study.design.sampling == "drawn":
+        return load_judged_design_pair(d.path, sample_path(study), d.doc, d.score, d.compare_to, d.judge,
+                                       d.judge_compare_to, judge_file=d.judge_file,
+                                       nonresponse=study.design.nonresponse, **opts)
+    return load_judged_pair(d.path, d.doc, d.score, d.compare_to, d.judge, d.judge_compare_to,
+                            judge_file=d.judge_file, judge_sample=d.judge_sample, **opts)
 
 
 def judge_frame_study(study: Study, judged) -> Study:
