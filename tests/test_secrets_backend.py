@@ -473,7 +473,7 @@ def test_spark_connect_answering_garbage_fails_within_the_deadline(tmp_path):
     server = _Garbage()
     try:
         remote = f"sc://127.0.0.1:{server.port}/;token=TOK_SPARK_2;user_id=alice"
-        run, took = _estimate_with_remote(tmp_path, remote, timeout_env=8)
+        run, took = _estimate_with_remote(tmp_path, remote, timeout_env=3)
     finally:
         server.close()
     assert run.returncode == 2 and run.stdout == ""
