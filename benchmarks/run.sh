@@ -7,6 +7,7 @@
 #   BENCH_STRICT=1    exit 1 when a target fails (default: exit 1 only when a benchmark breaks)
 #   BENCH_LARGE=1     also benchmark 1 at 10^8 rows (target 1.1x)
 #   BENCH_REPORT_RUNS=1  rounds of benchmark 7 (each bundled report against an empty notebook)
+#   BENCH_MATRIX=1    rerun the GROUP BY matrix (groupby_matrix.py; long), else print its last table
 #
 # Other processes on the machine distort the timings: run it on an otherwise idle machine.
 set -uo pipefail
@@ -47,6 +48,14 @@ fi
 # benchmark 1 at 10^8 rows (a 415 MiB file, about 3 minutes): BENCH_LARGE=1
 if [ "${BENCH_LARGE:-0}" = "1" ]; then
     step python benchmarks/bench_cli.py --runs 3 --rows 100000000
+fi
+# perdoc against the minimal GROUP BY over the matrix of chunk files (ids, scores, sizes, order, format,
+# rows): BENCH_MATRIX=1 reruns it (about 40 s a cell at 10^7 rows with 11 pairs; BENCH_MATRIX_ROWS,
+# BENCH_MATRIX_PAIRS); otherwise the last run's table is printed
+if [ "${BENCH_MATRIX:-0}" = "1" ]; then
+    step python benchmarks/groupby_matrix.py --rows "${BENCH_MATRIX_ROWS:-1e6,1e7}" --pairs "${BENCH_MATRIX_PAIRS:-11}"
+elif [ -f benchmarks/groupby_matrix.json ]; then
+    step python benchmarks/groupby_matrix.py --summary
 fi
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 
