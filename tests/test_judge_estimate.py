@@ -253,7 +253,8 @@ def test_paired_difference_is_the_ppi_estimator_on_the_differences(capsys, judge
     assert np.array_equal(pair.table.s, a.table.s - b.table.s) and np.array_equal(pair.f, a.f - b.f)
     assert np.array_equal(pair.judge.f, a.judge.f - b.judge.f) and pair.judge.covers
     got = estimate_judged(pair, replicates=0)
-    direct = ppi_micro(pair.table.n, pair.table.s, pair.f, pair.judge, fpc=math.sqrt(1 - 20 / 120))
+    direct = ppi_micro(pair.table.n, pair.table.s, pair.f, pair.judge, fpc=math.sqrt(1 - 20 / 120),
+                       chunks=(pair.q, pair.gg, pair.sg))
     assert got.ppi["micro"]["estimate"] == direct["estimate"] and got.ppi["micro"]["se"] == direct["se"]
     assert "logit_code" not in got.ppi["micro"]           # a difference is not a rate in [0, 1]
     assert got.lead("micro")["method"] == "micro.ppi"

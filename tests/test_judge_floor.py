@@ -248,3 +248,21 @@ def test_a_document_taken_whole_and_subsampled_needs_its_judge_row():
         ppi_design(sub, g2, g2, np.minimum(sub.s, g2), judge, "micro")
     got = ppi_design(sub, g2, g2, np.minimum(sub.s, g2), judge, "micro", judge_rows=sub.doc.astype(int))
     assert math.isfinite(got["estimate"])
+
+
+def test_a_paired_difference_gets_the_chunk_floors_sums_from_the_rows(tmp_path):
+    """load_judged_pair: the differences' sums of squares and cross products, as the rows give them."""
+    import pandas as pd
+
+    from perdoc.study.judge import load_judged_pair
+    rng = np.random.default_rng(8)
+    rows = 400
+    df = pd.DataFrame({"doc": rng.choice([f"d{i}" for i in range(30)], rows), "ya": rng.integers(0, 2, rows),
+                       "yb": rng.integers(0, 2, rows)})
+    df["ga"] = np.where(rng.random(rows) < 0.1, 1 - df.ya, df.ya)
+    df["gb"] = np.where(rng.random(rows) < 0.1, 1 - df.yb, df.yb)
+    frame = df[["doc", "ga", "gb"]]
+    got = load_judged_pair(df, "doc", "ya", "yb", "ga", "gb", judge_file=frame)
+    y, g = df.ya - df.yb, df.ga - df.gb
+    by = lambda v: v.groupby(df.doc).sum().loc[list(got.table.doc)].to_numpy(float)   # noqa: E731
+    assert np.array_equal(got.q, by(y * y)) and np.array_equal(got.gg, by(g * g)) and np.array_equal(got.sg, by(y * g))

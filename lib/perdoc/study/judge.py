@@ -42,9 +42,11 @@ class JudgedSample:
     bounded_difference: bool = False
     #: per labelled document, the judge's sum of squares and the sum of gold times judge over its
     #: chunks (the chunk-level variance floor of :func:`perdoc.methods.ppi.ppi_micro`); None where
-    #: the rows cannot be read again (data read where they live, a paired difference)
+    #: the rows cannot be read again (data read where they live)
     gg: np.ndarray | None = None
     sg: np.ndarray | None = None
+    #: the gold's sum of squares per labelled document where the table has none (a paired difference)
+    q: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,17 @@ def load_judged_pair(data, doc: str, score: str, vs: str, judge: str, judge_vs: 
         raise ParameterError(f"the judge columns {judge!r} and {judge_vs!r} do not cover the same chunks: both "
                              "judges must score every chunk of the judged documents")
     sa, sb = ta.s / ta.scale, tb.s / tb.scale
+    q = gg = sg = None
+    if a.sg is not None and b.sg is not None and ta.q is not None and tb.q is not None:
+        # the chunk-level floor's sums for the differences: sum (yA - yB)^2, sum (gA - gB)^2 and
+        # sum (yA - yB)(gA - gB), from the rows' cross products
+        from ..reading.io import load_cross_sums
+        cross = {(x, y): load_cross_sums(data, doc, x, y, ta, **options)
+                 for x, y in ((score, vs), (judge, judge_vs), (score, judge_vs), (vs, judge))}
+        if all(v is not None for v in cross.values()):
+            q = ta.q / ta.scale ** 2 - 2.0 * cross[(score, vs)] + tb.q / tb.scale ** 2
+            gg = a.gg - 2.0 * cross[(judge, judge_vs)] + b.gg
+            sg = a.sg - cross[(score, judge_vs)] - cross[(vs, judge)] + b.sg
     table = DocTable.from_arrays(ta.n, sa - sb, doc=ta.doc, assume_binary=False,
                                  source={**ta.source, "difference": [score, vs]})
     scores = JudgeScores(a.judge.n, a.judge.f - b.judge.f, covers=a.judge.covers)
@@ -243,7 +256,7 @@ def load_judged_pair(data, doc: str, score: str, vs: str, judge: str, judge_vs: 
                for s, t in ((sa, ta), (sb, tb)))
     return JudgedSample(table=table, f=a.f - b.f, judge=scores,
                         judge_exclusions=tuple(a.judge_exclusions) + tuple(b.judge_exclusions),
-                        difference=(score, vs), bounded_difference=unit)
+                        difference=(score, vs), bounded_difference=unit, gg=gg, sg=sg, q=q)
 
 
 def _judge_options(options: dict) -> dict:
@@ -373,8 +386,9 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     s = t.s / t.scale
     bounded = tuple(labels.metric_range or ()) == (0.0, 1.0)   # never for a difference (in [-1, 1])
     chunks = None
-    if sample.sg is not None and sample.gg is not None and t.q is not None and t.scale == 1.0:
-        chunks = (np.asarray(t.q, dtype=float), sample.gg, sample.sg)
+    q = sample.q if sample.q is not None else (None if t.q is None or t.scale != 1.0 else np.asarray(t.q, dtype=float))
+    if sample.sg is not None and sample.gg is not None and q is not None:
+        chunks = (q, sample.gg, sample.sg)
     ppi = {"micro": ppi_micro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded, chunks=chunks),
            "macro": ppi_macro(t.n, s, sample.f, sample.judge, level=level, fpc=fpc, bounded=bounded, chunks=chunks)}
     agreement = _agreement(s, sample.f, t.n)
