@@ -562,9 +562,13 @@ def test_metric_check_costs_no_extra_pass_on_common_data(monkeypatch, tmp_path):
     load_chunks(p, "doc_id", "hit")                      # 0/1 scores: one pass
     assert len(calls) == 1
     calls.clear()
-    p.write_text("doc_id,y\na,0.5\na,0.25\nb,0.75\n")   # other scores: the compensated second sum, as before
+    p.write_text("doc_id,y\na,0.5\na,0.25\nb,0.75\n")   # other scores: compensated sums in the same pass
     load_chunks(p, "doc_id", "y")
-    assert len(calls) == 2
+    assert len(calls) == 1
+    calls.clear()
+    p.write_text("doc_id,y\na,1e200\na,0.25\nb,0.75\n")  # squares past the double range: summed again, rescaled
+    t = load_chunks(p, "doc_id", "y")
+    assert len(calls) == 3 and t.scale != 1.0   # (and one counting the infinite squares)
 
 
 # ====================================================================== 6. --write-table keeps --doc

@@ -162,14 +162,14 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         src.require(doc, score, *attrs.values())
         raw, x, text = src.number(score)
         # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
-        # both fast and deterministic; other scores are summed again with DuckDB's compensated fsum
-        # (_compensated_sums), whose result depends far less on how threads split the rows
+        # both fast and deterministic; other scores are summed with DuckDB's compensated fsum in the
+        # same pass, whose result depends far less on how threads split the rows
         exact = src.is_integer(score)
         # scores known to lie in [0, 1] (Parquet statistics) need no extra aggregate to tell a 0/1
         # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides (for
         # integers too: x (x - 1) >= 0 for every integer, = 0 only at 0 and 1)
         unit = exact or src.within_unit_interval(score)
-        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=unit, attrs=attrs)
+        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=unit, attrs=attrs, compensated=not exact)
         s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
         if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
             res["n_nan"] = res["n_inf"] = np.zeros(1)
@@ -183,10 +183,14 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
 
         counts, docs, rows = _chunk_rows(res, doc, score, src.label)
         # kind of metric and size of the scores: a 0/1 or integer column needs nothing more; other
-        # scores are summed again anyway (compensated), and that pass also gives their range
+        # scores were summed compensated in the same pass, which also gave their range; only scores
+        # whose squares leave the double range are summed again (rescaled)
         scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
         if not exact and not binary:
-            scale, lo, hi = _compensated_sums(src, res, doc, x)
+            lo = float(np.min(_plain(res["lo"], float)))
+            hi = float(np.max(_plain(res["hi"], float)))
+            if _scale_for(max(-lo, hi)) != 1.0:
+                scale, lo, hi = _compensated_sums(src, res, doc, x, scale=_scale_for(max(-lo, hi)))
         table = _chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
                              metric=metric, allow_similar_ids=allow_similar_ids, label=src.label,
                              info=src.info(rows), binary=binary, exact=exact, lo=lo, hi=hi, scale=scale,
@@ -237,16 +241,18 @@ def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray
 
 
 def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,
-                        attrs: dict[str, str]) -> dict:
+                        attrs: dict[str, str], compensated: bool = False) -> dict:
     """The one pass of :func:`load_chunks` over the rows (SQL ``raw`` and ``x`` of :meth:`_Source.number`),
     one row per document in the order of the ids' text: ``n``, ``s``, ``q``, the counts of missing and
     non-numeric scores with an example, ``dev01`` (unless ``unit``) and each attribute's smallest and
-    largest value and missing count."""
+    largest value and missing count. ``compensated``: the sums by DuckDB's compensated ``fsum`` (whose
+    result depends far less on how threads split the rows than a plain sum's), and each document's
+    smallest and largest score (``lo``, ``hi``) beside them."""
     attr_sql = [
         f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
         f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
         for i, col in enumerate(attrs.values())]
-    agg = "sum"
+    agg = "fsum" if compensated else "sum"
     # group on the raw id and turn ids into text once per document, not once per row. NaN and
     # infinite scores show in the sums, so they are counted (second pass) only when a sum is not
     # finite. dev01 = sum |x (x - 1)| is 0 exactly when every score is 0 or 1 (a sum of
@@ -254,6 +260,8 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     # to be 0 (and the example that goes with it) is filled in below rather than fetched
     no_nulls = src.without_nulls(score)
     aggs = ["count(*) AS n", f"{agg}(x) AS s", f"{agg}(x * x) AS q"]
+    if compensated:
+        aggs += ["min(x) AS lo", "max(x) AS hi"]
     if not no_nulls:
         aggs.append("count(*) - count(raw) AS n_null")
     if text:
@@ -279,19 +287,23 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     return res
 
 
-def _compensated_sums(src: _Source, res: dict, doc: str, x: str) -> tuple[float, float, float]:
+def _compensated_sums(src: _Source, res: dict, doc: str, x: str, scale: float | None = None
+                      ) -> tuple[float, float, float]:
     """Sum the scores ``x`` again per document with DuckDB's compensated ``fsum``, multiplied by the
     power of two :func:`_scale_for` picks from their range, into ``res``'s ``s`` and ``q``:
     ``(scale, smallest score, largest score)``."""
     again_sql = f"""SELECT fsum(x) AS s, fsum(x * x) AS q, min(x) AS lo, max(x) AS hi FROM (
                                 SELECT {src.ref(doc)} AS g, {x} * ? AS x FROM {src.relation})
                             GROUP BY g ORDER BY {_doc_expr_of(src, doc, "g")} NULLS LAST"""
-    again = src.fetch(again_sql, [1.0])
+    again = src.fetch(again_sql, [1.0 if scale is None else scale])
     lo = float(np.min(_plain(again["lo"], float)))
     hi = float(np.max(_plain(again["hi"], float)))
-    scale = _scale_for(max(-lo, hi))
-    if scale != 1.0:
-        again = src.fetch(again_sql, [scale])
+    if scale is not None:        # (its range came rescaled)
+        lo, hi = lo / scale, hi / scale
+    else:
+        scale = _scale_for(max(-lo, hi))
+        if scale != 1.0:
+            again = src.fetch(again_sql, [scale])
     res["s"], res["q"] = again["s"], again["q"]
     return scale, lo, hi
 
