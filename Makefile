@@ -36,10 +36,14 @@ report: setup
 # everything in this process. (A run that once waited forever on a notebook kernel was the teaching
 # lab's widgets cell under nbclient, in one process as in several; the headless run leaves it out.)
 JOBS ?= auto
+# perdoc's bytecode compiled once first, as an installed package's is: with PYTHONDONTWRITEBYTECODE set
+# (many CI images), every notebook kernel and command the tests start would compile it again
 test: setup
+	$(PY) -m compileall -q lib/perdoc >/dev/null
 	$(PY) -m pytest -q -m "not slow" -n $(JOBS) --dist loadfile
 
 test-all: setup
+	$(PY) -m compileall -q lib/perdoc >/dev/null
 	$(PY) -m pytest -q -n $(JOBS) --dist loadfile
 
 # Regenerates the golden values with R (clubSandwich, survey) and compares. Needs Rscript.
