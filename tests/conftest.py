@@ -157,3 +157,25 @@ def shared_kernel(tmp_path_factory):
         patch.undo()
         client.stop_channels()
         real.close()
+
+
+def example_params(tmp_path, *, data_extra: str = "", extra: str = "", name: str = "p") -> Path:
+    """A params file ``<name>.yaml`` in ``tmp_path`` for the bundled example's labelled rows (score
+    bm25, a simple random sample of 1,300 documents), ``data_extra`` added inside ``data`` and
+    ``extra`` after the keys (several test modules check one answer on it)."""
+    sample = Path(__file__).resolve().parents[1] / "data" / "example" / "sample.csv"
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(f"name: {name}\ndata: {{path: {sample}, doc: doc_id, score: bm25{data_extra}}}\n"
+                 "design: {population: x, population_size: 1300, sampling: srs}\n"
+                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n" + extra,
+                 encoding="utf-8")
+    return p
+
+
+def cli_json(capsys, args):
+    """The JSON ``perdoc ARGS --json`` prints (it must exit 0)."""
+    import json
+
+    from perdoc.cli import main
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)

@@ -16,6 +16,8 @@ from perdoc.report.build import analyse, build_report, summary
 from perdoc.study.judge import estimate_judged, load_judged
 from perdoc.study.params import ParamsError, load_params
 
+from conftest import cli_json, example_params
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "example" / "sample.csv"
 CENSUS = ROOT / "data" / "example" / "census.csv"
@@ -28,17 +30,10 @@ def _one_kernel(shared_kernel):
 
 def _params(tmp_path, data_extra: str = f", judge: tfidf, judge_file: {CENSUS}", extra: str = "",
             name: str = "judged") -> Path:
-    p = tmp_path / f"{name}.yaml"
-    p.write_text(f"name: {name}\ndata: {{path: {SAMPLE}, doc: doc_id, score: bm25{data_extra}}}\n"
-                 "design: {population: x, population_size: 1300, sampling: srs}\n"
-                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n" + extra,
-                 encoding="utf-8")
-    return p
+    return example_params(tmp_path, data_extra=data_extra, extra=extra, name=name)
 
 
-def _cli_json(capsys, args):
-    assert main([*args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+_cli_json = cli_json
 
 
 def test_report_cli_and_api_lead_with_the_same_judge_assisted_interval(tmp_path, capsys):

@@ -13,22 +13,17 @@ import perdoc
 from perdoc.cli import main
 from perdoc.report.build import analyse
 
+from conftest import cli_json, example_params
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "example" / "sample.csv"
 
 
 def _params(tmp_path, extra: str = "") -> Path:
-    p = tmp_path / "p.yaml"
-    p.write_text(f"name: p\ndata: {{path: {SAMPLE}, doc: doc_id, score: bm25}}\n"
-                 "design: {population: x, population_size: 1300, sampling: srs}\n"
-                 "estimand: {kind: micro, why: y}\nintervals: {level: 0.95, replicates: 199, seed: 1}\n" + extra,
-                 encoding="utf-8")
-    return p
+    return example_params(tmp_path, extra=extra)
 
 
-def _cli_json(capsys, args):
-    assert main([*args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+_cli_json = cli_json
 
 
 def test_cli_and_api_lead_with_the_same_interval_without_a_census(capsys):

@@ -65,7 +65,7 @@ from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
     _violation_error,
 )
 
-__all__ = ["load_chunks", "load_chunks_and_scores", "load_cross_sums", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
+__all__ = ["load_chunks", "load_chunks_and_scores", "load_cross_sums", "load_cross_sums_many", "load_docs", "load_pairs", "write_table", "neutralise_csv_cell", "GROUP_BY_SQL",
            "DUCKDB_MEMORY_LIMIT", "METRICS"]
 
 #: The one aggregation to run where the logs live (Spark SQL, BigQuery, Snowflake, DuckDB, ...).
@@ -200,29 +200,47 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
     return _adapted_table(table, adapted), chunk_scores
 
 
-def load_cross_sums(source, doc: str, a: str, b: str, table: DocTable, *, fmt: str | None = None,
-                    engine: str | None = None, backend: dict | None = None, **_options) -> np.ndarray | None:
+def load_cross_sums(source, doc: str, a: str, b: str, table: DocTable, **options) -> np.ndarray | None:
     """Per document of ``table`` (:func:`load_chunks` of the same ``source``), the sum over its rows
     of ``a`` times ``b`` (rows where both are finite numbers), in the table's order: what the
     judge-assisted variance needs beside the two columns' own sums. None for data read where they
-    live (an Ibis table, Spark) or a table whose sums are rescaled; other options are
-    :func:`load_chunks`'s and ignored."""
+    live (an Ibis table, Spark) or a table whose sums are rescaled; ``options`` are
+    :func:`load_chunks`'s (``fmt``, ``engine``, ``backend`` are used, the others ignored)."""
+    sums = load_cross_sums_many(source, doc, ((a, b),), table, **options)
+    return None if sums is None else sums[(a, b)]
+
+
+def load_cross_sums_many(source, doc: str, pairs, table: DocTable, *, fmt: str | None = None,
+                         engine: str | None = None, backend: dict | None = None, **_options) -> dict | None:
+    """:func:`load_cross_sums` of every ``(a, b)`` of ``pairs`` in one pass over the rows:
+    ``{(a, b): per-document sums}``, or None where that function gives None."""
+    pairs = [tuple(p) for p in pairs]
     if table.scale != 1.0:
         return None
+    names = list(dict.fromkeys([doc] + [c for p in pairs for c in p]))
     source, fmt, origin = _engine_source(source, fmt, engine, backend)
-    source, fmt, _ = _adapt(source, fmt, [doc, a, b], origin)
+    source, fmt, _ = _adapt(source, fmt, names, origin)
     if _remote_table(source) is not None:
         return None
     with _open_source(source, fmt) as src:
-        src.require(doc, a, b)
-        xa, xb = src.number(a)[1], src.number(b)[1]
-        res = src.fetch(f"""SELECT d, sum(xa * xb) AS sab FROM (
-                                SELECT {_doc_expr_of(src, doc, src.ref(doc))} AS d, {xa} AS xa, {xb} AS xb
+        src.require(*names)
+        cols = {c: src.number(c)[1] for c in names[1:]}
+        alias = {c: f"x{i}" for i, c in enumerate(names[1:])}
+        sums = ", ".join(f"sum(CASE WHEN isfinite({alias[a]}) AND isfinite({alias[b]}) THEN {alias[a]} * {alias[b]} "
+                         f"END) AS p{i}" for i, (a, b) in enumerate(pairs))
+        res = src.fetch(f"""SELECT d, {sums} FROM (
+                                SELECT {_doc_expr_of(src, doc, src.ref(doc))} AS d,
+                                       {", ".join(f"{cols[c]} AS {alias[c]}" for c in names[1:])}
                                 FROM {src.relation})
-                            WHERE isfinite(xa) AND isfinite(xb) GROUP BY d""")
+                            GROUP BY d""")
     where = {d: i for i, d in enumerate(_plain(res["d"], object).tolist())}
-    sab = _plain(res["sab"], float)
-    return np.array([sab[where[d]] if d in where else 0.0 for d in np.asarray(table.doc).astype(str).tolist()])
+    docs = np.asarray(table.doc).astype(str).tolist()
+    out = {}
+    for i, pair in enumerate(pairs):
+        col = _plain(res[f"p{i}"], float)
+        col = np.where(np.isnan(col), 0.0, col)      # a document with no such row sums to 0
+        out[pair] = np.array([col[where[d]] if d in where else 0.0 for d in docs])
+    return out
 
 
 def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray:

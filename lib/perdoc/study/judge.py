@@ -115,6 +115,17 @@ def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: 
                         judge_exclusions=tuple(pop.exclusions), rows=pos)
 
 
+def _check_pair_columns(score: str, vs: str, judge: str, judge_vs: str | None) -> None:
+    """A judge-assisted comparison's four columns: two systems' gold scores and each one's judge."""
+    if score == vs:
+        raise ParameterError(f"--vs must name another column than --score (both are {score!r})")
+    if judge_vs is None:
+        raise ParameterError("a judge-assisted comparison needs each system's judge column: --judge (for --score) "
+                             "and --judge-vs (for --vs)")
+    if judge_vs == judge:
+        raise ParameterError(f"--judge-vs must name another column than --judge (both are {judge!r})")
+
+
 def load_judged_design_pair(labels_path, manifest_path, doc: str, score: str, vs: str, judge: str, judge_vs: str,
                             *, judge_file, nonresponse: bool = False, **options) -> JudgedDesign:
     """Two systems A (gold ``score``, judge ``judge``) and B (gold ``vs``, judge ``judge_vs``) on the
@@ -124,13 +135,7 @@ def load_judged_design_pair(labels_path, manifest_path, doc: str, score: str, vs
     import pandas as pd
 
     from ..reading.manifest import read_table_file
-    if score == vs:
-        raise ParameterError(f"--vs must name another column than --score (both are {score!r})")
-    if judge_vs is None:
-        raise ParameterError("a judge-assisted comparison needs each system's judge column: --judge (for --score) "
-                             "and --judge-vs (for --vs)")
-    if judge_vs == judge:
-        raise ParameterError(f"--judge-vs must name another column than --judge (both are {judge!r})")
+    _check_pair_columns(score, vs, judge, judge_vs)
     if judge_file is None:
         raise ParameterError("--judge with --sample needs --judge-file: both judges' scores on every chunk of every "
                              "document of the frame the sample was drawn from")
@@ -221,13 +226,7 @@ def load_judged_pair(data, doc: str, score: str, vs: str, judge: str, judge_vs: 
     sample, per document the gold difference ``s_A - s_B`` and the judge's ``f_A - f_B``, to which the
     prediction-powered estimators apply unchanged (pairing cancels what the systems share, and the
     judge's errors common to both cancel too)."""
-    if score == vs:
-        raise ParameterError(f"--vs must name another column than --score (both are {score!r})")
-    if judge_vs is None:
-        raise ParameterError("a judge-assisted comparison needs each system's judge column: --judge (for --score) "
-                             "and --judge-vs (for --vs)")
-    if judge_vs == judge:
-        raise ParameterError(f"--judge-vs must name another column than --judge (both are {judge!r})")
+    _check_pair_columns(score, vs, judge, judge_vs)
     a = load_judged(data, doc, score, judge, judge_file=judge_file, judge_sample=judge_sample, **options)
     b = load_judged(data, doc, vs, judge_vs, judge_file=judge_file, judge_sample=judge_sample, **options)
     ta, tb = a.table, b.table
@@ -242,10 +241,10 @@ def load_judged_pair(data, doc: str, score: str, vs: str, judge: str, judge_vs: 
     if a.sg is not None and b.sg is not None and ta.q is not None and tb.q is not None:
         # the chunk-level floor's sums for the differences: sum (yA - yB)^2, sum (gA - gB)^2 and
         # sum (yA - yB)(gA - gB), from the rows' cross products
-        from ..reading.io import load_cross_sums
-        cross = {(x, y): load_cross_sums(data, doc, x, y, ta, **options)
-                 for x, y in ((score, vs), (judge, judge_vs), (score, judge_vs), (vs, judge))}
-        if all(v is not None for v in cross.values()):
+        from ..reading.io import load_cross_sums_many
+        cross = load_cross_sums_many(data, doc, ((score, vs), (judge, judge_vs), (score, judge_vs), (vs, judge)), ta,
+                                     **options)
+        if cross is not None:
             q = ta.q / ta.scale ** 2 - 2.0 * cross[(score, vs)] + tb.q / tb.scale ** 2
             gg = a.gg - 2.0 * cross[(judge, judge_vs)] + b.gg
             sg = a.sg - cross[(score, judge_vs)] - cross[(vs, judge)] + b.sg
