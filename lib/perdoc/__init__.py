@@ -73,7 +73,6 @@ from .methods.results import ConfidenceInterval, Diagnostics, Estimates, Interva
 from .reading.table import DocTable, Exclusion  # noqa: E402
 from .study.compare import Comparison, PairTable, compare  # noqa: E402
 from .study.estimate import estimate, estimate_design  # noqa: E402
-from .study.multi import MultiComparison, compare_many  # noqa: E402
 from .study.policy import Headline, lead  # noqa: E402
 
 # perdoc.estimate and perdoc.compare are the functions; their modules' old names point at the modules
@@ -91,10 +90,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name):  # loaders import duckdb lazily
+def __getattr__(name):  # loaders import duckdb lazily; the many-systems comparison is imported when used
     if name in ("load_chunks", "load_docs", "load_pairs", "write_table"):
         from .reading import io
         return getattr(io, name)
+    if name in ("compare_many", "MultiComparison"):   # several systems: imported when first asked for
+        from .study import multi
+        return getattr(multi, name)
     if name in MOVED:   # perdoc.diagnostics and the like: the moved module
         return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(name)

@@ -26,23 +26,43 @@ class _UsageError(Exception):
     pass
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The commands, in the order ``perdoc --help`` lists them, and the line it gives each.
+HELP = {
+    "estimate": "estimate the micro and macro means of one system",
+    "compare": "compare two systems scored on the same documents (A - B), or several",
+    "plan": "how many documents to sample for a target half-width",
+    "simulate": "which interval holds its level on your data: coverage by simulation",
+    "sample": "draw the documents (and chunks) to label from the frame",
+    "report": "render one offline HTML report per params file",
+}
+COMMANDS = tuple(HELP)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With ``command`` (one of :data:`COMMANDS`) only that command's
+    flags are built; the others are listed with their line of :data:`HELP`, which is all
+    ``perdoc --help`` shows of them (one command's start-up does not build the flags of six)."""
     p = _Parser(prog="perdoc", description="Per-document uncertainty for retrieval and RAG evaluation.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    _add_estimate_parser(sub)
-    _add_compare_parser(sub)
-    _add_plan_parser(sub)
-    _add_simulate_parser(sub)
-    from .cli_sample import add_sample_parser
-    add_sample_parser(sub, _number, _integer)
-    _add_report_parser(sub)
+    builders = {"estimate": _add_estimate_parser, "compare": _add_compare_parser, "plan": _add_plan_parser,
+                "simulate": _add_simulate_parser, "sample": _add_sample_parser, "report": _add_report_parser}
+    for name in COMMANDS:
+        if command is None or command == name:
+            builders[name](sub)
+        else:
+            sub.add_parser(name, help=HELP[name])
     return p
+
+
+def _add_sample_parser(sub) -> None:
+    from .cli_sample import add_sample_parser
+    add_sample_parser(sub, _number, _integer, HELP["sample"])
 
 
 def _add_estimate_parser(sub) -> None:
     """``perdoc estimate``: one system's micro and macro means from rows or a per-document table."""
-    e = sub.add_parser("estimate", help="estimate the micro and macro means of one system",
+    e = sub.add_parser("estimate", help=HELP["estimate"],
                        description="Estimate the micro and macro means of one system from per-chunk "
                                    "(or per-query) rows, or from a per-document table (--n/--s).")
     e.add_argument("data", nargs="?",
@@ -93,7 +113,7 @@ def _add_estimate_parser(sub) -> None:
 
 def _add_compare_parser(sub) -> None:
     """``perdoc compare``: two systems scored on the same documents (A - B), or several (every pair)."""
-    c = sub.add_parser("compare", help="compare two systems scored on the same documents (A - B), or several",
+    c = sub.add_parser("compare", help=HELP["compare"],
                        description="Paired comparison of two score columns on the same rows: per-document "
                                    "differences, every interval method, correlation, ties and a "
                                    "document-level sign-flip randomization test. With several systems "
@@ -138,7 +158,7 @@ def _add_compare_parser(sub) -> None:
 
 def _add_plan_parser(sub) -> None:
     """``perdoc plan``: how many documents to sample for a target half-width."""
-    pl = sub.add_parser("plan", help="how many documents to sample for a target half-width",
+    pl = sub.add_parser("plan", help=HELP["plan"],
                         description="Smallest number of documents K whose interval half-width reaches the "
                                     "target: t(1-a/2; df) * S / sqrt(K) * sqrt(1 - K/M). Give the spread S "
                                     "(--sd; df = K - 1), or a params file: its census, else its dataset, is "
@@ -185,7 +205,7 @@ def _add_plan_parser(sub) -> None:
 
 def _add_simulate_parser(sub) -> None:
     """``perdoc simulate``: the coverage of every interval method by simulation."""
-    sm = sub.add_parser("simulate", help="which interval holds its level on your data: coverage by simulation",
+    sm = sub.add_parser("simulate", help=HELP["simulate"],
                         description="Draw repeated samples of K documents from a census (or a pilot treated as "
                                     "the population), compute every interval method on each, and report per "
                                     "method coverage, its Monte Carlo SE, mean width and RMSE, and the "
@@ -216,7 +236,7 @@ def _add_simulate_parser(sub) -> None:
 
 def _add_report_parser(sub) -> None:
     """``perdoc report``: one offline HTML report per params file."""
-    r = sub.add_parser("report", help="render one offline HTML report per params file",
+    r = sub.add_parser("report", help=HELP["report"],
                        description="Execute the notebooks for each params file and write "
                                    "<out>/<name>/report.html, summary.json and documents.csv. A report "
                                    "replaces the earlier one of the same name; --name keeps variants apart.")
@@ -396,7 +416,8 @@ def main(argv=None) -> int:
 
 
 def _run(argv) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     if args.version:
         from . import __version__
         print(f"perdoc {__version__}")

@@ -148,9 +148,9 @@ def add_design_flags(p, number, integer) -> None:
                    help="with --design certainty: how the rest is drawn (default srs)")
 
 
-def add_sample_parser(sub, number, integer) -> None:
+def add_sample_parser(sub, number, integer, help: str) -> None:
     from .study.sampling import ALLOCATIONS, DESIGNS
-    p = sub.add_parser("sample", help="draw the documents (and chunks) to label from the frame",
+    p = sub.add_parser("sample", help=help,
                        description="Draw a probability sample of documents from the frame (one row per population "
                                    "document with its number of chunks: the index already knows it) and write "
                                    "the manifest of units to label, with each document's inclusion probability, "

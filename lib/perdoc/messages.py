@@ -20,6 +20,8 @@ themselves (a part of the sentence, translated in turn).
 
 from __future__ import annotations
 
+import sys
+
 __all__ = ["Message"]
 
 
@@ -53,15 +55,55 @@ def _restore(text: str, code: str, args: dict) -> Message:
     return self
 
 
-def _register_yaml() -> None:
+def register_yaml() -> None:
     """A message is written to YAML as the plain string it is (``yaml.safe_dump`` of a params dict
-    that holds a default caveat, for one), never refused as an unknown object."""
-    try:
-        import yaml
-    except ImportError:  # pragma: no cover - PyYAML is a dependency
+    that holds a default caveat, for one), never refused as an unknown object. Done when perdoc is
+    imported after PyYAML, and by every perdoc module that imports PyYAML itself (the command line's
+    start-up does not pay for PyYAML's import)."""
+    yaml = sys.modules.get("yaml")
+    if yaml is None:
         return
     for dumper in (yaml.SafeDumper, yaml.Dumper):
-        dumper.add_representer(Message, lambda d, m: d.represent_str(str(m)))
+        if Message not in dumper.yaml_representers:
+            dumper.add_representer(Message, lambda d, m: d.represent_str(str(m)))
 
 
-_register_yaml()
+class _AfterYaml:
+    """Registers the representer when PyYAML is first imported after perdoc (a one-shot finder that
+    wraps PyYAML's own loader), so that ``yaml.safe_dump`` of a message works whichever comes first."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "yaml":
+            return None
+        _forget_finder()
+        import importlib.util
+        spec = importlib.util.find_spec("yaml")
+        if spec is not None and spec.loader is not None:
+            spec.loader = _RegisteringLoader(spec.loader)
+        return spec
+
+
+class _RegisteringLoader:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__loader__ = self.loader
+        self.loader.exec_module(module)
+        register_yaml()
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+def _forget_finder() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "_AfterYaml"]
+
+
+if "yaml" in sys.modules:
+    register_yaml()
+elif not any(type(f).__name__ == "_AfterYaml" for f in sys.meta_path):
+    sys.meta_path.insert(0, _AfterYaml())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..messages import Message
+from ._dist import quantile_pair
 from .micro import ldexp
 from .results import Diagnostics
 
@@ -68,8 +69,9 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float,
         S = float(s.sum())
         var_y = (float(q.sum()) - S * S / N) / (N - 1) if N > 1 else float("nan")
         deff_realised = var_cr1 / (var_y / N) if var_y > 0 else float("nan")
-    qn = np.quantile(n, QUANTILES)
-    qr = np.quantile(r, QUANTILES)
+    # np.quantile's own numbers (linear interpolation), without the import of numpy.ma it makes
+    qn = quantile_pair(n, QUANTILES)
+    qr = quantile_pair(r, QUANTILES)
     return Diagnostics(
         icc=icc, deff=deff, n_eff=n_eff, deff_realised=deff_realised,
         g_star=N * N / sum_n2, max_share=float(n.max() / N),

@@ -250,6 +250,12 @@ def jackknife_bc(n: np.ndarray, s: np.ndarray):
     return R_J, se_J
 
 
+#: Below this many elements the prefix and suffix sums are as fast as the exactness checks.
+_LOO_EXACT_MIN = 256
+#: Non-negative whole numbers whose total is at most 2^53 have every partial sum exact.
+_EXACT_TOTAL = float(2 ** 53)
+
+
 def _rest(n: np.ndarray) -> np.ndarray:
     """``N - n_d`` computed as the sum of the other documents' sizes (exact for integers)."""
     return _loo(np.asarray(n, dtype=float))
@@ -257,8 +263,14 @@ def _rest(n: np.ndarray) -> np.ndarray:
 
 def _loo(x: np.ndarray) -> np.ndarray:
     """Leave-one-out sums ``sum_{e != d} x_e`` along the last axis, from prefix and suffix sums
-    (no subtraction)."""
+    (no subtraction). Whole numbers whose every partial sum is an integer below 2^53 (document
+    sizes, their squares) sum exactly in any order, so there the total minus each is the same
+    number, computed in one pass."""
     x = np.asarray(x, dtype=float)
+    if x.size >= _LOO_EXACT_MIN:
+        total = x.sum(axis=-1, keepdims=True)
+        if bool(np.all(total <= _EXACT_TOTAL)) and bool(np.all(x >= 0)) and bool(np.all(x == np.floor(x))):
+            return total - x
     z = np.zeros(x.shape[:-1] + (1,))
     prefix = np.concatenate((z, np.cumsum(x, axis=-1)[..., :-1]), axis=-1)
     suffix = np.concatenate((np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., 1:], z), axis=-1)

@@ -169,7 +169,11 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides (for
         # integers too: x (x - 1) >= 0 for every integer, = 0 only at 0 and 1)
         unit = exact or src.within_unit_interval(score)
-        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=unit, attrs=attrs, compensated=not exact)
+        # booleans, and integers whose footer shows them all in [0, 1], are 0/1 before any row is
+        # read: then x^2 = x, and the pass sums x only (q is s)
+        known01 = src.types[score].upper() == "BOOLEAN" or (exact and src.within_unit_interval(score))
+        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=unit, attrs=attrs, compensated=not exact,
+                                  known01=known01)
         s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
         if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
             res["n_nan"] = res["n_inf"] = np.zeros(1)
@@ -259,13 +263,15 @@ def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray
 
 
 def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,
-                        attrs: dict[str, str], compensated: bool = False) -> dict:
+                        attrs: dict[str, str], compensated: bool = False, known01: bool = False) -> dict:
     """The one pass of :func:`load_chunks` over the rows (SQL ``raw`` and ``x`` of :meth:`_Source.number`),
     one row per document in the order of the ids' text: ``n``, ``s``, ``q``, the counts of missing and
     non-numeric scores with an example, ``dev01`` (unless ``unit``) and each attribute's smallest and
     largest value and missing count. ``compensated``: the sums by DuckDB's compensated ``fsum`` (whose
     result depends far less on how threads split the rows than a plain sum's), and each document's
-    smallest and largest score (``lo``, ``hi``) beside them."""
+    smallest and largest score (``lo``, ``hi``) beside them. ``known01``: the scores are known to be 0 or
+    1 (a boolean column, or integers whose Parquet statistics lie in [0, 1]), so ``q`` is ``s`` and is
+    not summed."""
     attr_sql = [
         f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
         f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
@@ -277,7 +283,7 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     # non-negative terms, so its value does not depend on the order of summation). A count known
     # to be 0 (and the example that goes with it) is filled in below rather than fetched
     no_nulls = src.without_nulls(score)
-    aggs = ["count(*) AS n", f"{agg}(x) AS s", f"{agg}(x * x) AS q"]
+    aggs = ["count(*) AS n", f"{agg}(x) AS s"] + ([] if known01 else [f"{agg}(x * x) AS q"])
     if compensated:
         aggs += ["min(x) AS lo", "max(x) AS hi"]
     if not no_nulls:
@@ -302,6 +308,8 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
         if key not in res:
             res[key] = np.array([value], dtype=object if value is None else np.int64)
+    if known01:
+        res["q"] = res["s"]
     return res
 
 

@@ -25,7 +25,9 @@ from typing import Any
 import yaml
 
 from ..errors import PerdocError
-from ..messages import Message
+from ..messages import Message, register_yaml
+
+register_yaml()   # PyYAML writes perdoc's messages as plain strings
 
 __all__ = ["ParamsError", "OverrideError", "Study", "load_params", "parse_overrides", "apply_overrides", "check_name",
            "DEFAULT_OUT_OF_SCOPE", "SAMPLING_DESIGNS"]
