@@ -464,3 +464,15 @@ def test_name_length_is_checked(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "key 'name' must be at most 128 characters" in err
     assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_duckdb_is_imported_before_the_signal_handlers_are_set():
+    # DuckDB's extension aborts the process (status -6, nothing cleaned up) when a signal's exception
+    # interrupts its initialisation, so a build imports it before SIGTERM raises
+    code = ("import sys, signal\n"
+            "from perdoc.report.build import _interruptible, _on_signal\n"
+            "assert 'duckdb' not in sys.modules\n"
+            "seen = _interruptible(lambda: ('duckdb' in sys.modules, signal.getsignal(signal.SIGTERM) is _on_signal))()\n"
+            "print(seen)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "(True, True)"

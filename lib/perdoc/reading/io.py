@@ -160,20 +160,15 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         return _adapted_table(table, adapted), None
     with _open_source(source, fmt) as src:
         src.require(doc, score, *attrs.values())
-        raw, x, text = src.number(score)
-        # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
-        # both fast and deterministic; other scores are summed with DuckDB's compensated fsum in the
-        # same pass, whose result depends far less on how threads split the rows
-        exact = src.is_integer(score)
-        # scores known to lie in [0, 1] (Parquet statistics) need no extra aggregate to tell a 0/1
-        # metric: x^2 <= x there, with equality only at 0 and 1, so sum x^2 == sum x decides (for
-        # integers too: x (x - 1) >= 0 for every integer, = 0 only at 0 and 1)
-        unit = exact or src.within_unit_interval(score)
-        # booleans, and integers whose footer shows them all in [0, 1], are 0/1 before any row is
-        # read: then x^2 = x, and the pass sums x only (q is s)
-        known01 = src.types[score].upper() == "BOOLEAN" or (exact and src.within_unit_interval(score))
-        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=unit, attrs=attrs, compensated=not exact,
-                                  known01=known01)
+        # a CSV score column is first parsed by the reader as numbers; a field it cannot parse sends
+        # the read back to the text route, which counts and shows such fields
+        src.read_as_numbers(score)
+        try:
+            raw, x, text, exact, rng, res = _first_pass(src, doc, score, attrs)
+        except _TypedReadFailed:
+            src.read_as_text()
+            raw, x, text, exact, rng, res = _first_pass(src, doc, score, attrs)
+        src.typed_unchecked = False
         s_all, q_all = _plain(res["s"], float), _plain(res["q"], float)
         if exact or (np.all(np.isfinite(s_all)) and np.all(np.isfinite(q_all))):
             res["n_nan"] = res["n_inf"] = np.zeros(1)
@@ -182,8 +177,13 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
                                        count(*) FILTER (WHERE isinf(x)) AS n_inf
                                 FROM (SELECT {x} AS x FROM {src.relation})""")
             res["n_nan"], res["n_inf"] = bad["n_nan"], bad["n_inf"]
-        binary = (bool(np.array_equal(q_all, s_all)) if unit
-                  else bool(np.all(_plain(res["dev01"], float) == 0)))
+        if exact:
+            binary = bool(np.array_equal(q_all, s_all))
+        elif rng is not None:   # (for 0/1 scores the sums are whole numbers, exact, and q = s)
+            binary = (rng[0] >= 0 and rng[1] <= 1 and bool(np.array_equal(q_all, s_all))
+                      and _only_01(src, x))
+        else:
+            binary = bool(np.all(_plain(res["dev01"], float) == 0))
 
         counts, docs, rows = _chunk_rows(res, doc, score, src.label)
         # kind of metric and size of the scores: a 0/1 or integer column needs nothing more; other
@@ -191,8 +191,8 @@ def _load_chunks(source, doc: str, score: str, *, fmt: str | None = None,
         # whose squares leave the double range are summed again (rescaled)
         scale, lo, hi = 1.0, (0.0 if binary else None), (1.0 if binary else None)
         if not exact and not binary:
-            lo = float(np.min(_plain(res["lo"], float)))
-            hi = float(np.max(_plain(res["hi"], float)))
+            lo, hi = rng if rng is not None else (float(np.min(_plain(res["lo"], float))),
+                                                  float(np.max(_plain(res["hi"], float))))
             if _scale_for(max(-lo, hi)) != 1.0:
                 scale, lo, hi = _compensated_sums(src, res, doc, x, scale=_scale_for(max(-lo, hi)))
         table = _chunk_table(res, counts=counts, docs=docs, rows=rows, doc=doc, score=score, attrs=attrs,
@@ -262,14 +262,45 @@ def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray
     return values[keep][order] * table.scale
 
 
+def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
+    """:func:`load_chunks`'s pass over the rows: ``(raw, x, text, exact, unit, res)``, the SQL of the
+    score (:meth:`_Source.number`), whether it is stored as integers, whether it is known to lie in
+    [0, 1], and the grouped sums (:func:`_grouped_chunk_sums`)."""
+    raw, x, text = src.number(score)
+    # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
+    # both fast and deterministic; other scores are summed with DuckDB's compensated fsum in the
+    # same pass, whose result depends far less on how threads split the rows
+    exact = src.is_integer(score)
+    # the range of other scores, when the file's statistics give it (a Parquet footer), is not
+    # aggregated again per document; nor is the 0/1 test: integers are 0/1 exactly when
+    # sum x^2 == sum x (x (x - 1) >= 0 for every integer, = 0 only at 0 and 1), and other scores can
+    # be 0/1 only when that range lies in [0, 1] (then a count confirms it, see _only_01)
+    rng = None if exact else src.footer_range(score)
+    # booleans, and integers whose footer shows them all in [0, 1], are 0/1 before any row is
+    # read: then x^2 = x, and the pass sums x only (q is s)
+    known01 = src.types[score].upper() == "BOOLEAN" or (exact and src.within_unit_interval(score))
+    res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=exact or rng is not None, attrs=attrs,
+                              compensated=not exact, ranged=not exact and rng is None, known01=known01)
+    return raw, x, text, exact, rng, res
+
+
+def _only_01(src: _Source, x: str) -> bool:
+    """Whether every score ``x`` (SQL) that is not missing is 0 or 1: one count over the rows, asked
+    only of scores that are not stored as integers and look 0/1 by their sums."""
+    res = src.fetch(f"SELECT count(*) AS k FROM (SELECT {x} AS x FROM {src.relation}) WHERE x <> 0 AND x <> 1")
+    return int(_plain(res["k"], float)[0]) == 0
+
+
 def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,
-                        attrs: dict[str, str], compensated: bool = False, known01: bool = False) -> dict:
+                        attrs: dict[str, str], compensated: bool = False, ranged: bool | None = None,
+                        known01: bool = False) -> dict:
     """The one pass of :func:`load_chunks` over the rows (SQL ``raw`` and ``x`` of :meth:`_Source.number`),
     one row per document in the order of the ids' text: ``n``, ``s``, ``q``, the counts of missing and
     non-numeric scores with an example, ``dev01`` (unless ``unit``) and each attribute's smallest and
     largest value and missing count. ``compensated``: the sums by DuckDB's compensated ``fsum`` (whose
     result depends far less on how threads split the rows than a plain sum's), and each document's
-    smallest and largest score (``lo``, ``hi``) beside them. ``known01``: the scores are known to be 0 or
+    smallest and largest score (``lo``, ``hi``) beside them, unless ``ranged`` is False (the range is
+    known otherwise). ``unit``: no ``dev01`` (the 0/1 test is made otherwise). ``known01``: the scores are known to be 0 or
     1 (a boolean column, or integers whose Parquet statistics lie in [0, 1]), so ``q`` is ``s`` and is
     not summed."""
     attr_sql = [
@@ -284,7 +315,7 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     # to be 0 (and the example that goes with it) is filled in below rather than fetched
     no_nulls = src.without_nulls(score)
     aggs = ["count(*) AS n", f"{agg}(x) AS s"] + ([] if known01 else [f"{agg}(x * x) AS q"])
-    if compensated:
+    if compensated if ranged is None else ranged:
         aggs += ["min(x) AS lo", "max(x) AS hi"]
     if not no_nulls:
         aggs.append("count(*) - count(raw) AS n_null")
@@ -568,6 +599,19 @@ def _refuse_docs_sums(n, s, q, s_ok, q_ok, names: dict, label: str, metric: str)
 
 
 # ====================================================================== sources
+class _TypedReadFailed(Exception):
+    """A CSV/TSV column read as numbers (:meth:`_Source.read_as_numbers`) held a field that is not one."""
+
+
+def _csv_relation(lit: str, columns: int, delim: str, comp: str, typed: set[int]) -> str:
+    """DuckDB's reader of a CSV/TSV file with ``columns`` columns named c0, c1, ...: text, except the
+    ``typed`` ones (DOUBLE); the header is read by perdoc itself."""
+    inner = ", ".join(f"'c{i}': '{'DOUBLE' if i in typed else 'VARCHAR'}'" for i in range(columns))
+    return (f"read_csv({lit}, columns={{{inner}}}, auto_detect=false, header=true, "
+            f"delim=E'{delim}', quote='\"', escape='\"', strict_mode=true, null_padding=false, "
+            f"compression='{comp}')")
+
+
 @dataclass
 class _Source:
     con: duckdb.DuckDBPyConnection
@@ -584,6 +628,9 @@ class _Source:
     disk: str | None = None  # the file actually read (a copy in the temporary folder for a stream)
     gz: bool = False         # gzip-compressed text
     stats: dict = field(default_factory=dict, repr=False)  # column -> its Parquet footer statistics
+    csv_read: tuple | None = None   # (sql path literal, delimiter, compression) of a CSV/TSV file
+    typed: tuple = ()               # columns of a CSV/TSV read as numbers (DOUBLE), not as text
+    typed_unchecked: bool = False   # a typed column has not yet been read through: a failure falls back
 
     def require(self, *names: str) -> None:
         for name in names:
@@ -596,6 +643,31 @@ class _Source:
 
     def ref(self, name: str) -> str:
         return self.refs.get(name) or _ident(name)
+
+    def read_as_numbers(self, name: str) -> bool:
+        """Read the CSV/TSV column ``name`` as numbers (DOUBLE) rather than as text parsed in SQL:
+        parsing in the reader is the cheaper of the two. Every field the reader parses as a number is
+        the number the text route gives (blank is missing in both); a field it cannot parse ('true',
+        'NA', ...) fails the read (at once when the column is text, see :meth:`_Source.fetch`), and
+        :meth:`read_as_text` then restores the text route, which counts and shows such fields.
+        Whether the column is now read as numbers."""
+        if self.csv_read is None or name not in self.refs or name in self.typed:
+            return False
+        lit, delim, comp = self.csv_read
+        self.typed = self.typed + (name,)
+        self.types[name] = "DOUBLE"
+        self.relation = _csv_relation(lit, len(self.columns), delim, comp,
+                                      {int(self.refs[c][1:]) for c in self.typed})
+        self.typed_unchecked = True
+        return True
+
+    def read_as_text(self) -> None:
+        """Undo :meth:`read_as_numbers`: every column read as text again."""
+        lit, delim, comp = self.csv_read
+        for name in self.typed:
+            self.types[name] = "VARCHAR"
+        self.typed, self.typed_unchecked = (), False
+        self.relation = _csv_relation(lit, len(self.columns), delim, comp, set())
 
     def number(self, name: str) -> tuple[str, str, bool]:
         """SQL for (raw value, value as DOUBLE, whether raw is text that may fail to parse)."""
@@ -631,6 +703,17 @@ class _Source:
         groups, _, _, lo, hi, with_min, with_max = row
         return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
 
+    def footer_range(self, name: str) -> tuple[float, float] | None:
+        """The smallest and largest value of ``name`` from the file's own statistics (a Parquet footer
+        with a numeric minimum and maximum in every row group), or None."""
+        row = self._footer(name)
+        if row is None:
+            return None
+        groups, _, _, lo, hi, with_min, with_max = row
+        if not (groups and with_min == groups and with_max == groups):
+            return None
+        return float(lo), float(hi)
+
     def without_nulls(self, name: str) -> bool:
         """Whether the file's own statistics (a Parquet footer) show no missing value in ``name``:
         then the count of missing scores is known to be 0 without an aggregate over every row."""
@@ -663,6 +746,8 @@ class _Source:
         try:
             return self.con.execute(sql, params).fetchnumpy() if params else self.con.execute(sql).fetchnumpy()
         except duckdb.Error as e:
+            if self.typed_unchecked:   # (a field of a column read as numbers did not parse)
+                raise _TypedReadFailed() from None
             raise _translate(e, self) from None
 
     def info(self, rows: int) -> dict:
@@ -868,14 +953,12 @@ def _file_source(con, source, fmt, tmp: str) -> _Source:
         if not header:
             raise InputError(f"{label} is empty: it has no data rows")
         delim = "," if kind == "csv" else "\\t"
-        inner = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header)))
-        relation = (f"read_csv({lit}, columns={{{inner}}}, auto_detect=false, header=true, "
-                    f"delim=E'{delim}', quote='\"', escape='\"', strict_mode=true, null_padding=false, "
-                    f"compression='{comp}')")
+        relation = _csv_relation(lit, len(header), delim, comp, set())
         dups = {h for h in header if header.count(h) > 1}
         refs = {h: f"c{i}" for i, h in enumerate(header) if h not in dups}
         types = {h: "VARCHAR" for h in refs}
-        return _Source(relation=relation, columns=header, types=types, refs=refs, **common)
+        return _Source(relation=relation, columns=header, types=types, refs=refs, csv_read=(lit, delim, comp),
+                       **common)
     if kind == "parquet":
         relation = f"read_parquet({lit})"
         src = _Source(relation=relation, columns=[], types={}, parquet_lit=lit, **common)

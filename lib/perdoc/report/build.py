@@ -565,6 +565,19 @@ class _deferred_interrupts:
         return False
 
 
+#: Extension modules a build imports whose initialisation must not be interrupted by an exception.
+_UNINTERRUPTIBLE_IMPORTS = ("duckdb",)
+
+
+def _import_before_signals() -> None:
+    import importlib
+    for name in _UNINTERRUPTIBLE_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:   # pragma: no cover - DuckDB is a dependency
+            pass
+
+
 def _interruptible(func):
     """Run ``func`` with SIGTERM and SIGINT raising :class:`BuildInterrupted`, so every ``with`` block
     unwinds (the temporary folder, the lock, the environment); the previous handlers come back after.
@@ -577,6 +590,9 @@ def _interruptible(func):
         import signal
         if threading.current_thread() is not threading.main_thread():
             return func(*args, **kwargs)
+        # DuckDB's extension module aborts the whole process (no clean-up, status -6) when the
+        # signal's exception interrupts its initialisation: it is imported before the handlers are
+        _import_before_signals()
         previous, outer = {}, dict(_interrupt)
         _interrupt.update(defer=0, pending=None, raised=False)
         try:

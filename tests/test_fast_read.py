@@ -1,0 +1,241 @@
+"""The fast routes of ``perdoc estimate`` on a chunk file (issue 20) give the numbers of the slow ones.
+
+* a CSV/TSV score column of numbers is parsed by DuckDB's reader; a field it cannot parse sends the
+  read back to the text route, with the same table and the same messages;
+* 0/1 scores known from the column's type or the Parquet footer are summed once;
+* a float column's range comes from the Parquet footer, and its 0/1 test is exact;
+* the start-up imports neither PyYAML nor numpy.ma nor scipy, and builds one command's flags;
+* leave-one-out sums of whole numbers by subtraction are the prefix and suffix sums, bit for bit.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from perdoc.errors import InputError
+from perdoc.reading import io as pio
+
+
+def _same_table(a, b) -> None:
+    assert list(a.doc) == list(b.doc)
+    for name in ("n", "s", "q"):
+        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
+    assert a.exclusions == b.exclusions
+    assert a.source == b.source
+
+
+@pytest.fixture
+def spy_typed(monkeypatch):
+    """Records whether each read asked for numbers and got them."""
+    calls = []
+    real = pio._Source.read_as_numbers
+
+    def spy(self, name):
+        got = real(self, name)
+        calls.append(got)
+        return got
+    monkeypatch.setattr(pio._Source, "read_as_numbers", spy)
+    return calls
+
+
+def _text_route(monkeypatch, *args, **kwargs):
+    with monkeypatch.context() as m:
+        m.setattr(pio._Source, "read_as_numbers", lambda self, name: False)
+        return pio.load_chunks(*args, **kwargs)
+
+
+def _write_csv(path, docs, scores, sep=","):
+    with open(path, "w") as fh:
+        fh.write(f"doc{sep}hit\n")
+        for d, h in zip(docs, scores):
+            fh.write(f"{d}{sep}{h}\n")
+
+
+@pytest.mark.parametrize("sep, ext", [(",", "csv"), ("\t", "tsv")])
+def test_numbers_parsed_by_the_reader_are_the_text_routes(tmp_path, monkeypatch, spy_typed, sep, ext):
+    rng = np.random.default_rng(5)
+    k = 3000
+    docs = [f"d{i}" for i in rng.integers(0, 40, k)]
+    forms = ["1", " 1", "1 ", "+1", "1e0", "0", "-0", ".5", "5.", "0.25", "1.0E+0", "3", "-2.5"]
+    scores = [forms[i] for i in rng.integers(0, len(forms), k)]
+    path = tmp_path / f"rows.{ext}"
+    _write_csv(path, docs, scores, sep)
+    fast = pio.load_chunks(path, "doc", "hit")
+    assert spy_typed == [True]
+    _same_table(fast, _text_route(monkeypatch, path, "doc", "hit"))
+    assert fast.source["metric"] == "score"
+
+
+def test_a_later_field_that_is_not_a_number_falls_back_to_text(tmp_path, monkeypatch, spy_typed):
+    # the sniffer sees numbers in its sample; rows far below hold booleans written as words
+    rng = np.random.default_rng(6)
+    k = 60_000
+    docs = [f"d{i}" for i in rng.integers(0, 300, k)]
+    scores = (rng.random(k) < 0.3).astype(int).astype(str).astype(object)
+    scores[55_000], scores[55_001] = "true", "False"
+    path = tmp_path / "rows.csv"
+    _write_csv(path, docs, scores)
+    fast = pio.load_chunks(path, "doc", "hit")
+    assert spy_typed == [True]
+    slow = _text_route(monkeypatch, path, "doc", "hit")
+    _same_table(fast, slow)
+    assert fast.source["metric"] == "binary"
+    assert float(np.sum(fast.s)) == float(np.sum(scores[:55_000] == "1")) + float(np.sum(scores[55_002:] == "1")) + 1
+
+
+def test_a_later_field_that_is_no_number_at_all_gets_the_text_routes_message(tmp_path, monkeypatch):
+    k = 40_000
+    scores = np.array(["1", "0"] * (k // 2), dtype=object)
+    scores[35_000] = "NA"
+    path = tmp_path / "rows.csv"
+    _write_csv(path, [f"d{i % 50}" for i in range(k)], scores)
+    with pytest.raises(InputError) as fast:
+        pio.load_chunks(path, "doc", "hit")
+    with pytest.raises(InputError) as slow:
+        _text_route(monkeypatch, path, "doc", "hit")
+    assert str(fast.value) == str(slow.value)
+    assert "non-numeric score (e.g. 'NA')" in str(fast.value)
+
+
+def test_text_scores_are_read_on_the_text_route(tmp_path, spy_typed):
+    path = tmp_path / "rows.csv"
+    _write_csv(path, ["a", "a", "b", "b"], ["true", "false", "TRUE", "0"])
+    table = pio.load_chunks(path, "doc", "hit")
+    assert spy_typed == [True]          # tried, failed at once, read as text
+    assert list(table.s) == [1.0, 1.0] and table.source["metric"] == "binary"
+
+
+@pytest.mark.parametrize("kind", ["int8", "bool", "int64"])
+def test_zero_one_scores_known_before_the_pass_give_the_same_table(tmp_path, kind):
+    rng = np.random.default_rng(7)
+    doc = np.repeat(np.arange(60), rng.integers(1, 30, 60))
+    hit = rng.random(doc.size) < 0.35
+    col = pa.array(hit) if kind == "bool" else pa.array(hit.astype(kind))
+    pq.write_table(pa.table({"doc": pa.array(doc), "hit": col}), tmp_path / "rows.parquet")
+    _write_csv(tmp_path / "rows.csv", doc, hit.astype(int))
+    par = pio.load_chunks(tmp_path / "rows.parquet", "doc", "hit")
+    csv = pio.load_chunks(tmp_path / "rows.csv", "doc", "hit")
+    for name in ("n", "s", "q"):
+        assert np.array_equal(getattr(par, name), getattr(csv, name)), name
+    assert par.source["metric"] == csv.source["metric"] == "binary"
+
+
+def test_integers_beyond_one_are_summed_squared(tmp_path):
+    doc = np.repeat(np.arange(4), 3)
+    hit = np.array([0, 1, 2, 1, 1, 1, 0, 0, 0, 3, 1, 0], dtype=np.int8)
+    pq.write_table(pa.table({"doc": doc, "hit": hit}), tmp_path / "rows.parquet")
+    table = pio.load_chunks(tmp_path / "rows.parquet", "doc", "hit")
+    assert list(table.q) == [5.0, 3.0, 0.0, 10.0]
+    assert table.source["metric"] == "score"
+
+
+def test_float_scores_near_one_are_not_taken_for_zero_one(tmp_path):
+    # a million ones and one value a hair below 1: the sums of x and x^2 round to the same double,
+    # so only a look at the values tells the column is not 0/1
+    hit = np.ones(1_000_001)
+    hit[17] = 1.0 - 1e-12
+    doc = np.zeros(hit.size, dtype=np.int64)
+    doc[-1] = 1
+    pq.write_table(pa.table({"doc": doc, "hit": hit}), tmp_path / "rows.parquet")
+    table = pio.load_chunks(tmp_path / "rows.parquet", "doc", "hit")
+    assert table.s[0] == table.q[0]              # the sums cannot tell
+    assert table.source["metric"] == "proportion"
+    hit[17] = 1.0
+    pq.write_table(pa.table({"doc": doc, "hit": hit}), tmp_path / "ones.parquet")
+    assert pio.load_chunks(tmp_path / "ones.parquet", "doc", "hit").source["metric"] == "binary"
+
+
+def test_float_range_from_the_footer_is_the_rows_range(tmp_path, monkeypatch):
+    rng = np.random.default_rng(8)
+    doc = rng.integers(0, 80, 5000)
+    hit = rng.normal(3.0, 2.0, doc.size)
+    pq.write_table(pa.table({"doc": doc, "hit": hit}), tmp_path / "rows.parquet")
+    fast = pio.load_chunks(tmp_path / "rows.parquet", "doc", "hit")
+    with monkeypatch.context() as m:    # no footer: the range aggregated per document
+        m.setattr(pio._Source, "footer_range", lambda self, name: None)
+        slow = pio.load_chunks(tmp_path / "rows.parquet", "doc", "hit")
+    _same_table(fast, slow)
+    huge = hit * 2.0 ** 300             # squares beyond the double range: summed rescaled, either way
+    pq.write_table(pa.table({"doc": doc, "hit": huge}), tmp_path / "huge.parquet")
+    fast = pio.load_chunks(tmp_path / "huge.parquet", "doc", "hit")
+    with monkeypatch.context() as m:
+        m.setattr(pio._Source, "footer_range", lambda self, name: None)
+        slow = pio.load_chunks(tmp_path / "huge.parquet", "doc", "hit")
+    _same_table(fast, slow)
+    assert fast.scale != 1.0
+
+
+# ---------------------------------------------------------------------- start-up
+def _run(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+
+
+def test_estimate_imports_no_yaml_numpy_ma_or_scipy(tmp_path):
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"d": np.repeat(np.arange(30), 5), "h": (np.arange(150) % 3 == 0).astype(np.int8)}),
+                   path)
+    out = _run(
+        "import sys, io, contextlib, perdoc.cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert perdoc.cli.main(['estimate', {str(path)!r}, '--doc', 'd', '--score', 'h', "
+        "'--replicates', '0', '--json']) == 0\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', 'scipy', 'pandas') "
+        "or m in ('numpy.ma', 'numpy.ma.core') or m in ('perdoc.study.multi', 'perdoc.study.sampling')))")
+    assert out.strip() == "[]"
+
+
+def test_messages_dump_to_yaml_whichever_is_imported_first():
+    dump = "print(yaml.safe_dump({'caveat': Message('x.y', 'plain words')}).strip())"
+    first_perdoc = _run("import perdoc, sys\nassert 'yaml' not in sys.modules\nimport yaml\n"
+                        "from perdoc.messages import Message\n" + dump)
+    first_yaml = _run("import yaml, perdoc\nfrom perdoc.messages import Message\n" + dump)
+    assert first_perdoc.strip() == first_yaml.strip() == "caveat: plain words"
+
+
+def test_one_commands_parser_lists_every_command_and_builds_its_own_flags():
+    from perdoc.cli import COMMANDS, build_parser
+    full = build_parser()
+    assert len(COMMANDS) == 6
+    for command in COMMANDS:
+        one = build_parser(command)
+        assert one.format_help() == full.format_help()
+        choices = one._subparsers._group_actions[0].choices
+        whole = full._subparsers._group_actions[0].choices
+        assert choices[command].format_help() == whole[command].format_help()
+        for other in set(COMMANDS) - {command}:   # listed only: no flags of its own
+            assert len(choices[other]._actions) == 1
+
+
+# ---------------------------------------------------------------------- exact shortcuts
+def _loo_by_prefix(x):
+    x = np.asarray(x, dtype=float)
+    z = np.zeros(x.shape[:-1] + (1,))
+    prefix = np.concatenate((z, np.cumsum(x, axis=-1)[..., :-1]), axis=-1)
+    suffix = np.concatenate((np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., 1:], z), axis=-1)
+    return prefix + suffix
+
+
+@pytest.mark.parametrize("kind", ["sizes", "squares", "batch", "near_2_53", "fractions", "negative"])
+def test_leave_one_out_sums_are_the_prefix_and_suffix_sums(kind):
+    from perdoc.methods.micro import _loo
+    rng = np.random.default_rng(9)
+    n = np.floor(rng.lognormal(3.0, 2.0, 5000)) + 1
+    x = {"sizes": n, "squares": n * n, "batch": np.stack([n, n[::-1]]),
+         "near_2_53": np.full(1000, 2.0 ** 43), "fractions": n / 7.0, "negative": n - 50.0}[kind]
+    assert np.array_equal(_loo(x), _loo_by_prefix(x))
+
+
+def test_diagnostic_quantiles_are_numpys():
+    from perdoc.methods.diagnostics import QUANTILES, diagnose
+    rng = np.random.default_rng(10)
+    n = np.floor(rng.lognormal(2.0, 1.5, 301)) + 1
+    s = np.floor(n * rng.random(n.size))
+    d = diagnose(n, s, s, 1e-4)
+    assert list(d.n_quantiles.values()) == [float(v) for v in np.quantile(n, QUANTILES)]
+    assert list(d.rate_quantiles.values()) == [float(v) for v in np.quantile(s / n, QUANTILES)]
