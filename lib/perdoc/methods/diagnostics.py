@@ -7,10 +7,11 @@ baseline).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..messages import Message
-from ._dist import quantile_pair
 from .micro import ldexp
 from .results import Diagnostics
 
@@ -69,9 +70,8 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float,
         S = float(s.sum())
         var_y = (float(q.sum()) - S * S / N) / (N - 1) if N > 1 else float("nan")
         deff_realised = var_cr1 / (var_y / N) if var_y > 0 else float("nan")
-    # np.quantile's own numbers (linear interpolation), without the import of numpy.ma it makes
-    qn = quantile_pair(n, QUANTILES)
-    qr = quantile_pair(r, QUANTILES)
+    qn = _quantiles(n, QUANTILES)
+    qr = _quantiles(r, QUANTILES)
     return Diagnostics(
         icc=icc, deff=deff, n_eff=n_eff, deff_realised=deff_realised,
         g_star=N * N / sum_n2, max_share=float(n.max() / N),
@@ -81,6 +81,27 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float,
         rate_quantiles={_qname(p): ldexp(float(v), -unit_exp) for p, v in zip(QUANTILES, qr)},
         notes=tuple(notes),
     )
+
+
+def _quantiles(x: np.ndarray, probs) -> list[float]:
+    """``np.quantile(x, probs)`` (linear interpolation, the same numbers) for one sample without NaN:
+    one sort, then each quantile from its two order statistics. np.quantile itself costs more than
+    the rest of the diagnostics on a small sample (a simulation asks for thousands), and its first
+    call imports numpy.ma (about 40 ms of a command's start-up)."""
+    xs = np.sort(np.asarray(x, dtype=float)).tolist()
+    last = len(xs) - 1
+    out = []
+    for p in probs:
+        virtual = last * p
+        if virtual >= last:
+            out.append(xs[last])
+            continue
+        prev = math.floor(virtual)
+        gamma = virtual - prev
+        a, b = xs[prev], xs[prev + 1]
+        diff = b - a
+        out.append(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+    return out
 
 
 def _qname(p: float) -> str:
