@@ -75,6 +75,12 @@ def assert_inert(html: str) -> None:
 
 
 # ------------------------------------------------------------------------------ injection
+@pytest.fixture(scope="module", autouse=True)
+def _one_kernel(shared_kernel):
+    """The module's in-process reports share one notebook kernel (tests/conftest.py); the build that
+    is killed runs in a process of its own, with its own kernel."""
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     out = tmp_path_factory.mktemp("hostile-reports")
