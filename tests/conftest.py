@@ -7,6 +7,11 @@ import numpy as np
 import pytest
 
 from perdoc import DocTable
+from perdoc._imports import skip_slow_optional
+
+# as perdoc's command line and report kernel do (perdoc._imports): every worker imports the test
+# modules, Altair among them, and jsonschema's optional IRI checker costs 2 s of that import
+skip_slow_optional()
 
 
 def make_table(K=20, seed=0, binary=True, size_mean=3.0, size_sigma=1.0):
