@@ -305,10 +305,10 @@ def _adapted_input(args, compare: bool = False):
     """The table (pairs with ``compare``) read by an evaluation-framework adapter or from TREC runs,
     or None when neither --trec-run nor an adapter's format is given (--format, else DATA's extension:
     a .eval file is an inspect_ai log)."""
-    from .reading import adapted
     from .errors import ParameterError
     opts = {"metric": args.metric, "allow_similar_ids": args.allow_similar_ids}
     if _trec_args(args, compare):
+        from .reading import adapted
         if compare:
             if args.unpaired:
                 raise ParameterError("--unpaired does not go with --trec-run: both runs are scored on the same "
@@ -318,6 +318,7 @@ def _adapted_input(args, compare: bool = False):
     fmt = _formats().adapter_for(args.data, args.format)   # --format, else DATA's extension (.eval: inspect)
     if fmt is None:
         return None
+    from .reading import adapted    # (the adapters are imported only for their formats)
     what = f"--format {args.format}" if args.format is not None else \
         f"{args.data} (format {fmt}, from its extension)"
     need = (("DATA", args.data), ("--doc", args.doc), ("--score", args.score)) + ((("--vs", args.vs),) if compare
