@@ -239,3 +239,25 @@ def test_diagnostic_quantiles_are_numpys():
     d = diagnose(n, s, s, 1e-4)
     assert list(d.n_quantiles.values()) == [float(v) for v in np.quantile(n, QUANTILES)]
     assert list(d.rate_quantiles.values()) == [float(v) for v in np.quantile(s / n, QUANTILES)]
+
+
+def test_common_text_fields_read_as_the_general_parse_reads_them():
+    import math
+
+    import duckdb
+    con = duckdb.connect()
+    src = pio._Source(con=con, label="t", path=None, fmt="csv", relation="t", columns=["v"], types={"v": "VARCHAR"})
+    raw, x, text = src.number("v")
+    assert text
+    trimmed = "NULLIF(trim(CAST(\"v\" AS VARCHAR)), '')"
+    general = (f"COALESCE(TRY_CAST({trimmed} AS DOUBLE), "
+               f"CASE lower({trimmed}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 END)")
+    values = [*pio._COMMON_FIELDS, " true", "tRuE", "1.0", "nan", "", None, "  ", "x", "-0", "0 ", " 1"]
+    for v in values:
+        got_raw, got_x, want_raw, want_x = con.execute(
+            f"SELECT {raw}, {x}, {trimmed}, {general} FROM (SELECT ?::VARCHAR AS v)", [v]).fetchone()
+        assert got_raw == want_raw, v
+        if want_x is None or want_x != want_x:
+            assert (got_x is None) == (want_x is None) and (got_x is None or got_x != got_x), v
+        else:
+            assert got_x == want_x and math.copysign(1.0, got_x) == math.copysign(1.0, want_x), v

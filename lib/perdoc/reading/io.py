@@ -599,6 +599,12 @@ def _refuse_docs_sums(n, s, q, s_ok, q_ok, names: dict, label: str, metric: str)
 
 
 # ====================================================================== sources
+#: Score fields read as text that are matched whole before the general parse (:meth:`_Source.number`),
+#: with the number the general parse gives each.
+_COMMON_FIELDS = {"true": "1.0", "false": "0.0", "True": "1.0", "False": "0.0", "TRUE": "1.0", "FALSE": "0.0",
+                  "1": "1.0", "0": "0.0"}
+
+
 class _TypedReadFailed(Exception):
     """A CSV/TSV column read as numbers (:meth:`_Source.read_as_numbers`) held a field that is not one."""
 
@@ -676,9 +682,15 @@ class _Source:
         if typ == "BOOLEAN" or typ.startswith(_NUMERIC_TYPES):
             return col, f"CAST({col} AS DOUBLE)", False
         if typ in ("VARCHAR", "JSON") or typ.startswith("VARCHAR"):
-            raw = f"NULLIF(trim(CAST({col} AS VARCHAR)), '')"
-            x = (f"COALESCE(TRY_CAST({raw} AS DOUBLE), "
-                 f"CASE lower({raw}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 END)")
+            text = f"CAST({col} AS VARCHAR)"
+            trimmed = f"NULLIF(trim({text}), '')"
+            parsed = (f"COALESCE(TRY_CAST({trimmed} AS DOUBLE), "
+                      f"CASE lower({trimmed}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 END)")
+            # the commonest fields (booleans and 0/1 as writers spell them) are matched whole first:
+            # the same raw value and number the general expression gives them, without trimming and
+            # parsing every row
+            raw = f"CASE {text} {' '.join(f'WHEN {k!r} THEN {k!r}' for k in _COMMON_FIELDS)} ELSE {trimmed} END"
+            x = f"CASE {text} {' '.join(f'WHEN {k!r} THEN {v}' for k, v in _COMMON_FIELDS.items())} ELSE {parsed} END"
             return raw, x, True
         raise ColumnError(f"column '{name}' in {self.label} has type {self.types[name]}; "
                           "it must hold numbers or booleans")
