@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _quantiles
 
-__all__ = ["t_ppf", "t_cdf", "norm_ppf", "beta_ppf", "prefetch", "special", "SMALL", "quantile_pair"]
+__all__ = ["t_ppf", "t_cdf", "norm_ppf", "beta_ppf", "prefetch", "special", "SMALL"]
 
 SMALL = 64   # above this many elements the numpy form is faster than the pure-Python one
 
@@ -186,33 +186,3 @@ def norm_ppf(q):
 def beta_ppf(q, a, b):
     """Quantile of the Beta(a, b) distribution (= scipy.stats.beta.ppf)."""
     return float(_SPECIAL.betaincinv(a, b, q))
-
-
-def quantile_pair(x, probs, f=None):
-    """``np.quantile(row[~isnan(row)], p)`` (linear interpolation) for every row of ``x`` (last axis)
-    and each p of ``probs``: a list of arrays of shape ``x.shape[:-1]``, NaN where a row has no value.
-
-    ``f``: a non-decreasing function (NaN to NaN) applied element-wise first: the quantiles of
-    ``f(x)``, with ``f`` evaluated only at the two order statistics each quantile needs (``f``
-    maps the sorted row to the sorted row of ``f(x)``), the same numbers as ``quantile_pair(f(x))``."""
-    x = np.asarray(x, dtype=float)
-    xs = np.sort(x, axis=-1)  # NaN last
-    m = np.sum(~np.isnan(x), axis=-1)
-    out = []
-    for pr in probs:
-        virtual = (m - 1) * pr
-        prev = np.floor(virtual)
-        above = virtual >= m - 1
-        prev_i = np.clip(np.where(above, m - 1, prev).astype(np.intp), 0, None)
-        next_i = np.clip(np.where(above, m - 1, prev + 1).astype(np.intp), 0, None)
-        gamma = virtual - np.where(above, -1.0, prev)
-        a = np.take_along_axis(xs, prev_i[..., None], axis=-1)[..., 0]
-        b = np.take_along_axis(xs, next_i[..., None], axis=-1)[..., 0]
-        if f is not None:
-            a, b = f(a), f(b)
-        with np.errstate(invalid="ignore"):
-            diff = b - a
-            res = a + diff * gamma
-            res = np.where(gamma >= 0.5, b - diff * (1 - gamma), res)
-        out.append(np.where(m > 0, res, np.nan))
-    return out

@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..reading.frame import FrameTotals  # noqa: F401  (the frame's sums: the frame methods take them)
-from ._dist import quantile_pair  # noqa: F401  (np.quantile's numbers, row by row)
 from ._dist import special as _special
 
 __all__ = ["OK", "FLAT", "ZERO_SE", "BAD_DF", "ALL_DEGENERATE", "NO_SPREAD", "AT_BOUNDS", "UNBOUNDED",
@@ -63,6 +62,36 @@ def expit(x):
     with np.errstate(over="ignore"):
         e = np.exp(np.where(x >= 0, -x, x))
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def quantile_pair(x, probs, f=None):
+    """``np.quantile(row[~isnan(row)], p)`` (linear interpolation) for every row of ``x`` (last axis)
+    and each p of ``probs``: a list of arrays of shape ``x.shape[:-1]``, NaN where a row has no value.
+
+    ``f``: a non-decreasing function (NaN to NaN) applied element-wise first: the quantiles of
+    ``f(x)``, with ``f`` evaluated only at the two order statistics each quantile needs (``f``
+    maps the sorted row to the sorted row of ``f(x)``), the same numbers as ``quantile_pair(f(x))``."""
+    x = np.asarray(x, dtype=float)
+    xs = np.sort(x, axis=-1)  # NaN last
+    m = np.sum(~np.isnan(x), axis=-1)
+    out = []
+    for pr in probs:
+        virtual = (m - 1) * pr
+        prev = np.floor(virtual)
+        above = virtual >= m - 1
+        prev_i = np.clip(np.where(above, m - 1, prev).astype(np.intp), 0, None)
+        next_i = np.clip(np.where(above, m - 1, prev + 1).astype(np.intp), 0, None)
+        gamma = virtual - np.where(above, -1.0, prev)
+        a = np.take_along_axis(xs, prev_i[..., None], axis=-1)[..., 0]
+        b = np.take_along_axis(xs, next_i[..., None], axis=-1)[..., 0]
+        if f is not None:
+            a, b = f(a), f(b)
+        with np.errstate(invalid="ignore"):
+            diff = b - a
+            res = a + diff * gamma
+            res = np.where(gamma >= 0.5, b - diff * (1 - gamma), res)
+        out.append(np.where(m > 0, res, np.nan))
+    return out
 
 
 # ---------------------------------------------------------------------- t intervals

@@ -263,9 +263,10 @@ def _chunk_scores(src: _Source, table: DocTable, doc: str, x: str) -> np.ndarray
 
 
 def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
-    """:func:`load_chunks`'s pass over the rows: ``(raw, x, text, exact, unit, res)``, the SQL of the
-    score (:meth:`_Source.number`), whether it is stored as integers, whether it is known to lie in
-    [0, 1], and the grouped sums (:func:`_grouped_chunk_sums`)."""
+    """:func:`load_chunks`'s pass over the rows: ``(raw, x, text, exact, rng, res)``, the SQL of the
+    score (:meth:`_Source.number`), whether it is stored as integers, its range from the file's
+    statistics (None when they do not give it, or for integers) and the grouped sums
+    (:func:`_grouped_chunk_sums`)."""
     raw, x, text = src.number(score)
     # 0/1 and integer scores sum exactly (in any order) as doubles below 2^53, so a plain sum is
     # both fast and deterministic; other scores are summed with DuckDB's compensated fsum in the
@@ -292,15 +293,15 @@ def _only_01(src: _Source, x: str) -> bool:
 
 
 def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,
-                        attrs: dict[str, str], compensated: bool = False, ranged: bool | None = None,
+                        attrs: dict[str, str], compensated: bool = False, ranged: bool = False,
                         known01: bool = False) -> dict:
     """The one pass of :func:`load_chunks` over the rows (SQL ``raw`` and ``x`` of :meth:`_Source.number`),
     one row per document in the order of the ids' text: ``n``, ``s``, ``q``, the counts of missing and
     non-numeric scores with an example, ``dev01`` (unless ``unit``) and each attribute's smallest and
     largest value and missing count. ``compensated``: the sums by DuckDB's compensated ``fsum`` (whose
-    result depends far less on how threads split the rows than a plain sum's), and each document's
-    smallest and largest score (``lo``, ``hi``) beside them, unless ``ranged`` is False (the range is
-    known otherwise). ``unit``: no ``dev01`` (the 0/1 test is made otherwise). ``known01``: the scores are known to be 0 or
+    result depends far less on how threads split the rows than a plain sum's); ``ranged``: each
+    document's smallest and largest score (``lo``, ``hi``). ``unit``: no ``dev01`` (the 0/1 test is
+    made otherwise). ``known01``: the scores are known to be 0 or
     1 (a boolean column, or integers whose Parquet statistics lie in [0, 1]), so ``q`` is ``s`` and is
     not summed."""
     attr_sql = [
@@ -315,7 +316,7 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     # to be 0 (and the example that goes with it) is filled in below rather than fetched
     no_nulls = src.without_nulls(score)
     aggs = ["count(*) AS n", f"{agg}(x) AS s"] + ([] if known01 else [f"{agg}(x * x) AS q"])
-    if compensated if ranged is None else ranged:
+    if ranged:
         aggs += ["min(x) AS lo", "max(x) AS hi"]
     if not no_nulls:
         aggs.append("count(*) - count(raw) AS n_null")
@@ -709,11 +710,8 @@ class _Source:
     def within_unit_interval(self, name: str) -> bool:
         """Whether the file's own statistics (a Parquet footer) show every value of ``name`` in
         [0, 1]; reading them costs milliseconds and no pass over the data."""
-        row = self._footer(name)
-        if row is None:
-            return False
-        groups, _, _, lo, hi, with_min, with_max = row
-        return bool(groups and with_min == groups and with_max == groups and lo >= 0 and hi <= 1)
+        rng = self.footer_range(name)
+        return rng is not None and rng[0] >= 0 and rng[1] <= 1
 
     def footer_range(self, name: str) -> tuple[float, float] | None:
         """The smallest and largest value of ``name`` from the file's own statistics (a Parquet footer
