@@ -134,6 +134,9 @@ def shared_kernel(tmp_path_factory):
     from jupyter_client import BlockingKernelClient
     client = BlockingKernelClient()
     client.load_connection_info(real.manager.get_connection_info())
+    # this client is not the manager's, so it judges the kernel alive by its heartbeat: a kernel still
+    # starting on a loaded machine can miss the default 1 s and be taken for dead
+    client.hb_channel.time_to_dead = 10.0
     client.start_channels()
     client.wait_for_ready(timeout=120)
 
