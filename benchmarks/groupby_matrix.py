@@ -162,6 +162,39 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: The runs of the present code, oldest first: a later run's cell replaces an earlier one's
+#: (groupby_matrix_first.json and groupby_matrix_one_pass.json measured code since changed).
+CURRENT = ("groupby_matrix.json", "groupby_matrix_int32_bool.json", "groupby_matrix_equal.json")
+#: The whole matrix of issue 20, as the defaults of --ids ... --formats and rows 10^6, 10^7, 10^8.
+FULL = {"rows": (10**6, 10**7, 10**8), "ids": ("int64", "int32", "string"), "scores": ("int8", "bool", "float64"),
+        "sizes": ("equal", "lognormal"), "order": ("sorted", "shuffled"), "format": ("parquet", "csv")}
+
+
+def _key(r: dict) -> tuple:
+    return tuple(r[k] for k in FULL)
+
+
+def summary(paths: list[Path]) -> str:
+    """The table of every cell measured by the runs in ``paths`` (a cell's latest run), in the matrix's
+    order, with the files it came from and how much of the whole matrix they cover."""
+    cells, used = {}, []
+    for path in paths:
+        if not path.exists():
+            continue
+        used.append(path.name)
+        for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+            cells[_key(r)] = r
+    rank = {k: {v: i for i, v in enumerate(vals)} for k, vals in FULL.items()}
+    ordered = sorted(cells.values(), key=lambda r: tuple(rank[k].get(r[k], 99) for k in FULL))
+    total = 1
+    for vals in FULL.values():
+        total *= len(vals)
+    missing = [f"{k} {v}" for k, vals in FULL.items() for v in vals if not any(r[k] == v for r in ordered)]
+    head = (f"runs merged: {', '.join(used) or 'none'}; cells measured: {len(ordered)} of the matrix's {total}"
+            + (f"; never measured: {', '.join(missing)}" if missing else ""))
+    return head + "\n\n" + (table(ordered) if ordered else "(no results)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default="1e6,1e7")
@@ -172,10 +205,13 @@ def main(argv=None) -> int:
     ap.add_argument("--formats", default="parquet,csv")
     ap.add_argument("--pairs", type=int, default=11)
     ap.add_argument("--out", default=str(HERE / "groupby_matrix.json"))
-    ap.add_argument("--summary", action="store_true", help="print the table of --out and stop")
+    ap.add_argument("--summary", action="store_true",
+                    help="print the matrix as the runs of --from measured it (a cell's latest run) and stop")
+    ap.add_argument("--from", dest="sources", default=",".join(CURRENT),
+                    help="the result files --summary merges, oldest first (names under benchmarks/)")
     a = ap.parse_args(argv)
     if a.summary:
-        print(table(json.loads(Path(a.out).read_text())["results"]))
+        print(summary([HERE / name for name in a.sources.split(",") if name]))
         return 0
     # perdoc's bytecode compiled first, as an installed package's is: with PYTHONDONTWRITEBYTECODE set
     # a module edited since the last compile would be compiled again by every timed run

@@ -51,7 +51,7 @@ if [ "${BENCH_LARGE:-0}" = "1" ]; then
 fi
 # perdoc against the minimal GROUP BY over the matrix of chunk files (ids, scores, sizes, order, format,
 # rows): BENCH_MATRIX=1 reruns it (about 40 s a cell at 10^7 rows with 11 pairs; BENCH_MATRIX_ROWS,
-# BENCH_MATRIX_PAIRS); otherwise the last run's table is printed
+# BENCH_MATRIX_PAIRS); otherwise the table of the present code's runs, merged (a cell's latest), is printed
 if [ "${BENCH_MATRIX:-0}" = "1" ]; then
     step python benchmarks/groupby_matrix.py --rows "${BENCH_MATRIX_ROWS:-1e6,1e7}" --pairs "${BENCH_MATRIX_PAIRS:-11}"
 elif [ -f benchmarks/groupby_matrix.json ]; then
