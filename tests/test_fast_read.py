@@ -261,3 +261,40 @@ def test_common_text_fields_read_as_the_general_parse_reads_them():
             assert (got_x is None) == (want_x is None) and (got_x is None or got_x != got_x), v
         else:
             assert got_x == want_x and math.copysign(1.0, got_x) == math.copysign(1.0, want_x), v
+
+
+# ---------------------------------------------------------------------- integer ids in text order
+def _text_reference(v):
+    text = v.astype(object).astype(str)
+    order = np.argsort(text, kind="stable")
+    return order, text[order]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64"])
+@pytest.mark.parametrize("scale", [1, 10**4, 9_999_999, 99_999_999, 10**8, 10**9, 10**12, 10**17])
+def test_integer_ids_sort_as_their_text(dtype, scale):
+    """_int_text_order gives the text order and the text numpy gives, for distinct ids of every width
+    (its packed keys change with the number of digits and the sign: 32-bit up to 7 digits, or 8 without
+    negative ids; 64-bit up to 17; the text itself beyond)."""
+    from perdoc.reading.io import _int_text_order
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(scale)
+    hi = min(int(info.max), scale)
+    lo = max(int(info.min), -scale)
+    v = np.unique(rng.integers(lo, hi, size=3000, endpoint=True, dtype=dtype))
+    v = np.unique(np.concatenate([v, np.array([0, hi, lo, max(lo, -1), min(hi, 9), min(hi, 10)], dtype=dtype)]))
+    rng.shuffle(v)
+    order, text = _int_text_order(v)
+    ref_order, ref_text = _text_reference(v)
+    assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
+    np.testing.assert_array_equal(order, ref_order)
+
+
+def test_integer_ids_at_the_ends_of_int64_sort_as_their_text():
+    from perdoc.reading.io import _int_text_order
+    info = np.iinfo(np.int64)
+    v = np.array([info.min, info.max, -1, 0, 1, 10**17, 10**18, -10**18, 99_999_999, 100_000_000, 7], dtype=np.int64)
+    order, text = _int_text_order(v)
+    ref_order, ref_text = _text_reference(v)
+    assert text.tolist() == ref_text.tolist() and text.dtype == ref_text.dtype
+    np.testing.assert_array_equal(order, ref_order)

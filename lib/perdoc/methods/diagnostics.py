@@ -88,17 +88,18 @@ def _quantiles(x: np.ndarray, probs) -> list[float]:
     one sort, then each quantile from its two order statistics. np.quantile itself costs more than
     the rest of the diagnostics on a small sample (a simulation asks for thousands), and its first
     call imports numpy.ma (about 40 ms of a command's start-up)."""
-    xs = np.sort(np.asarray(x, dtype=float)).tolist()
-    last = len(xs) - 1
+    xs = np.sort(np.asarray(x, dtype=float))
+    last = xs.size - 1
+    xs = xs.item   # the order statistics wanted as Python floats (a list of them all is slow at 10^6)
     out = []
     for p in probs:
         virtual = last * p
         if virtual >= last:
-            out.append(xs[last])
+            out.append(xs(last))
             continue
         prev = math.floor(virtual)
         gamma = virtual - prev
-        a, b = xs[prev], xs[prev + 1]
+        a, b = xs(prev), xs(prev + 1)
         diff = b - a
         out.append(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
     return out

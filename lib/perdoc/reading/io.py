@@ -1208,7 +1208,6 @@ def _doc_expr_of(src: _Source, doc: str, col: str) -> str:
 
 
 _POW10 = 10 ** np.arange(20, dtype=np.uint64)  # 1, 10, ..., 10**19
-_NON_NEGATIVE = np.uint64(1 << 62)  # added to the sort key of ids >= 0: they follow every "-..." id
 
 
 def _ids_in_text_order(res: dict) -> dict:
@@ -1242,32 +1241,62 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     any_neg = bool(neg.any())
     if any_neg:
         a[neg] = ~a[neg] + np.uint64(1)  # |v|, also for the smallest int64
-    nd = np.searchsorted(_POW10, a, side="right")  # number of digits (0 has 1)
-    np.maximum(nd, 1, out=nd)
-    D = int(nd.max())
-    W = int((nd + neg).max())
+    D = max(1, int(np.searchsorted(_POW10, a.max(), side="right")))   # the most digits of an id
+    nd = np.ones(K, dtype=np.uint8)   # each id's number of digits (0 has 1)
+    for p in _POW10[1:D]:
+        nd += a >= p
+    W = int(max(D, nd[neg].max() + 1)) if any_neg else D   # the longest text, "-" included
     if D > 17:  # no room for the packed key below (ids of 18 digits or more): sort the text
         text = v.astype(f"U{W}")
         order = np.argsort(text, kind="stable")
         return order, text[order]
     # text order = order of (the digits followed by zeros up to D digits, the number of digits):
-    # a text that is a prefix of another sorts first. "-" sorts before every digit.
-    padded = a * _POW10[D - nd]
-    key = padded * np.uint64(32) + nd.astype(np.uint64)
+    # a text that is a prefix of another sorts first. "-" sorts before every digit, so the ids >= 0
+    # get a bit above the key's.
+    key = a * _POW10[D - nd]
+    key *= np.uint64(32)
+    key += nd
+    bits = (10**D * 32).bit_length()   # the key's bits: key < 10^D * 32
+    high = np.uint64(1 << bits)
     if any_neg:
-        key[~neg] += _NON_NEGATIVE
-    order = np.argsort(key)
-    padded, nd, neg = padded[order], nd[order], neg[order]
-    if D <= 9:  # below 10**9: 32-bit division, three times faster than 64-bit
-        padded = padded.astype(np.uint32)
-    ten = padded.dtype.type(10)
-    digits = np.empty((D, K), dtype=np.uint32)
-    for j in range(D - 1, -1, -1):
-        rest = padded // ten
-        digits[j] = padded - rest * ten
-        padded = rest
-    digits += (np.arange(D)[:, None] < nd[None, :]) * np.uint32(ord("0"))  # the padding zeros become NUL
-    chars = np.ascontiguousarray(digits.T)
+        key[~neg] += high
+        bits += 1
+    places = max(1, (K - 1).bit_length())
+    if bits + places <= 64:
+        # the key and its position packed in 64 bits: one (vectorised) sort of them is two to three
+        # times faster than an argsort of the keys; the keys are distinct, so the order is the same
+        key <<= np.uint64(places)
+        key |= np.arange(K, dtype=np.uint64)
+        key.sort()
+        order = (key & np.uint64((1 << places) - 1)).astype(np.intp)
+        key >>= np.uint64(places)
+    else:
+        order = np.argsort(key)
+        key = key[order]
+    # the digits, their number and the sign come back from the sorted keys
+    if any_neg:
+        neg = key < high
+        key &= ~high
+    nd = (key & np.uint64(31)).astype(np.uint8)
+    key >>= np.uint64(5)   # the digits, padded with zeros to D
+    # in 32-bit parts of at most 9 digits: 32-bit division is three times faster than 64-bit
+    if D <= 9:
+        parts = [(key.astype(np.uint32), 0, D)]
+    else:
+        top = key // np.uint64(10**9)
+        key -= top * np.uint64(10**9)
+        parts = [(top.astype(np.uint32), 0, D - 9), (key.astype(np.uint32), D - 9, 9)]
+    del key
+    ten, zero = np.uint32(10), np.uint32(ord("0"))
+    # each position's digit as its character; the padding zeros past an id's own digits stay NUL
+    chars = np.zeros((K, D), dtype=np.uint32)
+    for part, first, width in parts:
+        for j in range(first + width - 1, first - 1, -1):
+            rest = part // ten
+            part -= rest * ten
+            part += zero
+            np.copyto(chars[:, j], part, where=nd > j)
+            part = rest
     if any_neg:
         signed = np.zeros((K, D + 1), dtype=np.uint32)
         signed[~neg, :D] = chars[~neg]
