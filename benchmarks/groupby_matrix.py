@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -186,9 +187,7 @@ def summary(paths: list[Path]) -> str:
             cells[_key(r)] = r
     rank = {k: {v: i for i, v in enumerate(vals)} for k, vals in FULL.items()}
     ordered = sorted(cells.values(), key=lambda r: tuple(rank[k].get(r[k], 99) for k in FULL))
-    total = 1
-    for vals in FULL.values():
-        total *= len(vals)
+    total = math.prod(len(vals) for vals in FULL.values())
     missing = [f"{k} {v}" for k, vals in FULL.items() for v in vals if not any(r[k] == v for r in ordered)]
     head = (f"runs merged: {', '.join(used) or 'none'}; cells measured: {len(ordered)} of the matrix's {total}"
             + (f"; never measured: {', '.join(missing)}" if missing else ""))

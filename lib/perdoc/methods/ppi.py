@@ -494,7 +494,7 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
     documents against the judge's mean over the documents not taken whole. ``judge_rows``: each drawn
     document's row in ``judge`` (needed when a document taken whole had only some of its chunks
     labelled; otherwise its labelled chunks give its judge mean)."""
-    from .survey import _linearised
+    from .survey import _linearised_in, _strata_of
     if not judge.covers:
         raise ValueError("a drawn design needs the judge's scores on every population document (judge.covers)")
     if kind not in ("micro", "macro"):
@@ -521,9 +521,10 @@ def ppi_design(design, g, gg, sg, judge: JudgeScores, kind: str = "micro", *, la
         e = np.zeros_like(e)
     s_e = s - lam_d * g
     q_e = q - 2.0 * lam_d * sg + lam_d * lam_d * gg
-    theta, se, df, reason = _linearised(w, a, e, m, N, _within_variance(m, s_e, q_e), _as(design.f), stratum)
+    strata = _strata_of(stratum)   # (once for the corrected and the labels-only variance)
+    theta, se, df, reason = _linearised_in(w, a, e, m, N, _within_variance(m, s_e, q_e), _as(design.f), strata)
     theta += shift
-    _, se_lab, _, _ = _linearised(w, a, ybar, m, N, _within_variance(m, s, q), _as(design.f), stratum)
+    _, se_lab, _, _ = _linearised_in(w, a, ybar, m, N, _within_variance(m, s, q), _as(design.f), strata)
     lam_bar = float(np.sum(lam_d * wa) / np.sum(wa))
     if se and se_lab and lam is None and lam_bar != 0.0:   # fitted weights: the small-sample floor
         if CHUNK_FLOOR:

@@ -46,14 +46,20 @@ __all__ = ["SampleData", "design_estimate", "stage_fractions"]
 
 
 def _linearised(w, a, ybar, m, N, s2, f, stratum):
-    """(theta, se, df, reason) of the Hajek ratio sum w a ybar / sum w a, see the module docstring.
-    ``stratum``: the documents' stratum labels, or their :func:`_strata_of` already computed."""
+    """(theta, se, df, reason) of the Hajek ratio sum w a ybar / sum w a, see the module docstring;
+    ``stratum``: the documents' stratum labels."""
+    return _linearised_in(w, a, ybar, m, N, s2, f, _strata_of(stratum))
+
+
+def _linearised_in(w, a, ybar, m, N, s2, f, strata):
+    """:func:`_linearised` with the strata already found (``strata``: :func:`_strata_of` of the labels),
+    for callers that linearise several variables over one sample."""
     X = float(np.sum(w * a))
     theta = float(np.sum(w * a * ybar)) / X
     z = w * a * (ybar - theta) / X
     v1 = 0.0
     psus, groups = 0, 0
-    names, _, order, starts, counts = stratum if isinstance(stratum, tuple) else _strata_of(stratum)
+    names, _, order, starts, counts = strata
     fh_all = np.asarray(f, dtype=float)[order[starts]].tolist() if names.size else []
     live = [i for i, fh in enumerate(fh_all) if not fh >= 1.0]   # not taken whole
     for i in live:
@@ -129,7 +135,7 @@ def design_estimate(data: SampleData, *, level: float = 0.95, bounded: bool | No
     intervals = []
     strata = _strata_of(data.stratum.astype(str))      # (once for both estimands)
     for kind, a in (("micro", N), ("macro", np.ones_like(N))):
-        theta, se, df, reason = _linearised(w, a, ybar, m, N, s2, data.f, strata)
+        theta, se, df, reason = _linearised_in(w, a, ybar, m, N, s2, data.f, strata)
         label = "design-based (Hajek ratio)" if kind == "micro" else "design-based (weighted document rates)"
         intervals.append(_interval(kind, "design", label, theta, se, df, level, reason, mrange, alpha, logit=False))
         if bounded:
