@@ -221,13 +221,16 @@ def _loo_by_prefix(x):
     return prefix + suffix
 
 
-@pytest.mark.parametrize("kind", ["sizes", "squares", "batch", "near_2_53", "fractions", "negative"])
+@pytest.mark.parametrize("kind", ["sizes", "squares", "batch", "near_2_53", "fractions", "negative", "whole_head",
+                                  "one", "two", "batch_fractions"])
 def test_leave_one_out_sums_are_the_prefix_and_suffix_sums(kind):
     from perdoc.methods.micro import _loo
     rng = np.random.default_rng(9)
     n = np.floor(rng.lognormal(3.0, 2.0, 5000)) + 1
     x = {"sizes": n, "squares": n * n, "batch": np.stack([n, n[::-1]]),
-         "near_2_53": np.full(1000, 2.0 ** 43), "fractions": n / 7.0, "negative": n - 50.0}[kind]
+         "near_2_53": np.full(1000, 2.0 ** 43), "fractions": n / 7.0, "negative": n - 50.0,
+         "whole_head": np.r_[n[:300], 0.5, n[300:]], "one": n[:1], "two": n[:2] / 3.0,
+         "batch_fractions": np.stack([n / 3.0, n[::-1]])}[kind]
     assert np.array_equal(_loo(x), _loo_by_prefix(x))
 
 
@@ -239,6 +242,34 @@ def test_diagnostic_quantiles_are_numpys():
     d = diagnose(n, s, s, 1e-4)
     assert list(d.n_quantiles.values()) == [float(v) for v in np.quantile(n, QUANTILES)]
     assert list(d.rate_quantiles.values()) == [float(v) for v in np.quantile(s / n, QUANTILES)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4095, 4096, 4097, 20_011, 200_000])
+@pytest.mark.parametrize("kind", ["lognormal", "ties", "rates"])
+def test_diagnostic_quantiles_by_partial_sort_are_numpys(size, kind):
+    # from _PARTITION_MIN elements the order statistics come from np.partition, below from a sort:
+    # either way np.quantile's numbers, bit for bit
+    from perdoc.methods.diagnostics import _PARTITION_MIN, QUANTILES, _quantiles
+    assert 1 < _PARTITION_MIN <= 200_000
+    rng = np.random.default_rng([11, size])
+    x = {"lognormal": np.floor(rng.lognormal(2.0, 1.5, size)) + 1,
+         "ties": rng.integers(0, 3, size).astype(float),
+         "rates": rng.random(size) * 1e-300 + rng.integers(0, 2, size)}[kind]
+    probs = (*QUANTILES, 0.333, 0.999, 1e-9)
+    want = [float(v) for v in np.quantile(x, probs)]
+    assert _quantiles(x, probs) == want
+    if kind != "rates":   # whole numbers: counted when there are enough of them
+        assert _quantiles(x, probs, whole=True) == want
+
+
+def test_diagnostic_size_quantiles_are_counted_only_for_small_whole_sizes():
+    from perdoc.methods.diagnostics import _PARTITION_MIN, _small_whole
+    n = np.arange(1.0, _PARTITION_MIN + 1)
+    assert _small_whole(n)
+    assert not _small_whole(n[:-1])                       # too few: sorted
+    assert not _small_whole(np.r_[n[:-1], 0.5])           # not whole
+    assert not _small_whole(np.r_[n[:-1], 0.0])           # a size below 1
+    assert not _small_whole(np.r_[n[:-1], 1e9])           # too large to count
 
 
 def test_common_text_fields_read_as_the_general_parse_reads_them():

@@ -142,6 +142,31 @@ def test_ordinary_data_computed_as_stored():
     assert j > 300 and k == j - 10
 
 
+def _largest_rate_exponent(n, s):
+    # the exponent of max |s_d| / n_d from the exponents of s_d and n_d (never overflows)
+    nz = s != 0
+    fs, es = np.frexp(np.abs(s[nz]))
+    fn, en = np.frexp(n[nz])
+    return int(np.max(es - en + np.frexp(fs / fn)[1]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_working_exponents_agree_with_the_exponent_arithmetic(seed):
+    # the fast path (the largest quotient when it is a normal double) and the exponent arithmetic
+    # give the same j at every magnitude, also next to a power of two and past the double range
+    rng = np.random.default_rng(seed)
+    n = np.floor(rng.lognormal(2.0, 1.5, 500)) + 1
+    for e in (-1074, -1060, -1020, -1000, -400, -333, -332, -100, 0, 100, 332, 333, 900, 1000, 1010):
+        for s in (np.ldexp(rng.random(500) * n, e), np.ldexp(n * (1 - 2.0 ** -52), e),
+                  np.ldexp(-n * rng.integers(0, 2, 500), e)):
+            if not np.any(s != 0):
+                assert micro.working_exponents(n, s) == (0, 0)
+                continue
+            want = _largest_rate_exponent(n, s)
+            j = 0 if -micro.NEUTRAL_EXPONENT <= want <= micro.NEUTRAL_EXPONENT else -want
+            assert micro.working_exponents(n, s) == (j, j)
+
+
 def test_scale_must_be_power_of_two():
     t = dataclasses.replace(signed_table(), scale=3.0)
     with pytest.raises(Exception, match="power of two"):
