@@ -329,3 +329,14 @@ def test_integer_ids_at_the_ends_of_int64_sort_as_their_text():
     ref_order, ref_text = _text_reference(v)
     assert text.tolist() == ref_text.tolist() and text.dtype == ref_text.dtype
     np.testing.assert_array_equal(order, ref_order)
+
+
+def test_text_ids_are_kept_as_given_and_other_ids_become_text():
+    # a text array of ids is not copied (as n and s are not): at 10^6 ids a copy was the loaders'
+    # peak of memory; ids of other kinds still become text
+    from perdoc import DocTable
+    doc = np.array(["d1", "d2", "d3"])
+    t = DocTable.from_arrays([1.0, 2.0, 3.0], [0.0, 1.0, 1.0], doc=doc)
+    assert np.shares_memory(t.doc, doc) and t.doc.dtype == doc.dtype
+    t = DocTable.from_arrays([1.0, 2.0, 3.0], [0.0, 1.0, 1.0], doc=np.array([7, 8, 9]))
+    assert t.doc.dtype.kind == "U" and t.doc.tolist() == ["7", "8", "9"]

@@ -212,22 +212,53 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
     sig, rho = normalise_moments(np.asarray(sig), np.asarray(rho))
     sig, rho = np.asarray(sig)[..., None], np.asarray(rho)[..., None]
+    # (written in place, operation for operation as the formulas read, so the same bits with about
+    # half the arrays alive at once: at 10^6 documents this function was the estimate's memory peak)
     N = n.sum(axis=-1)[..., None]
     rest = _rest(n)
-    h = n / N
-    S2 = np.sum(n * n, axis=-1)[..., None]
-    diag = sig * n + rho * (n * n * rest / N + h * h * _loo(n * n) * N / rest)
-    w = n * n / (N * rest)
+    nn = n * n
+    S2 = np.sum(nn, axis=-1)[..., None]
+    # diag = sig n + rho (n^2 rest / N + h^2 loo(n^2) N / rest), h = n / N
+    diag = nn * rest
+    diag /= N
+    part = n / N
+    part *= part
+    part *= _loo(nn)
+    part *= N
+    part /= rest
+    diag += part
+    diag *= rho
+    part = np.multiply(sig, n, out=part)
+    diag += part
+    del part
+    trace = np.sum(diag, axis=-1)
+    diag *= diag
+    trace_sq = np.sum(diag, axis=-1)
+    del diag
+    w = nn
+    w /= N * rest
+    del nn, rest
     alpha = rho * S2 - sig * N
     beta = rho * N
-    c = alpha - beta * n
+    c = beta * n
+    np.subtract(alpha, c, out=c)
     # sum_{d != e} w_d w_e (c_d^2 - 2 beta c_d n_e + beta^2 n_e^2)
-    W_o = _loo(w)
-    Wn_o = _loo(w * n)
-    Wnn_o = _loo(w * n * n)
-    off = np.sum(w * (c * c * W_o - 2.0 * beta * c * Wn_o + beta * beta * Wnn_o), axis=-1)
-    trace = np.sum(diag, axis=-1)
-    trace_sq = np.sum(diag * diag, axis=-1) + off
+    # = sum_d w_d (c_d^2 W_d - 2 beta c_d Wn_d + beta^2 Wnn_d), with the leave-one-out sums W, Wn, Wnn
+    # of w, w n and w n^2
+    off = c * c
+    off *= _loo(w)
+    c *= 2.0 * beta
+    wx = w * n
+    c *= _loo(wx)
+    off -= c
+    del c
+    wx *= n
+    wx = _loo(wx)
+    wx *= beta * beta
+    off += wx
+    del wx
+    off *= w
+    trace_sq += np.sum(off, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return _out(np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan))
 

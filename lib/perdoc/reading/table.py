@@ -181,8 +181,12 @@ def _doc_ids(doc, shape: tuple) -> np.ndarray:
     missing = 0 if text is not None else _missing_ids(doc)
     if missing:
         raise InputError(f"column doc: {missing} document id(s) are missing; every row needs a document id")
-    # text ids convert faster when numpy is told their width (the same dtype astype(str) finds)
-    return doc.astype(f"<U{max(1, max(map(len, text)))}") if text else doc.astype(str)
+    # text ids convert faster when numpy is told their width (the same dtype astype(str) finds); a
+    # text array is kept as given, as n and s are (a copy was 40 MiB at 10^6 ten-digit ids, and the
+    # loaders' peak of memory)
+    if text:
+        return doc.astype(f"<U{max(1, max(map(len, text)))}")
+    return doc if doc.dtype.kind == "U" else doc.astype(str)
 
 
 def _check_counts(n: np.ndarray) -> None:
