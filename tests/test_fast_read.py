@@ -331,6 +331,19 @@ def test_integer_ids_at_the_ends_of_int64_sort_as_their_text():
     np.testing.assert_array_equal(order, ref_order)
 
 
+@pytest.mark.parametrize("lo,hi", [(-99, 10**12), (-10**6, 10**6 - 1), (-10**9, -1), (-5, 3), (-10**17, 10**5)])
+def test_negative_ids_shorter_or_longer_than_the_others_sort_as_their_text(lo, hi):
+    # a "-" moves a negative id's digits one place right: the widest text is a negative id's or not
+    from perdoc.reading.io import _int_text_order
+    rng = np.random.default_rng(abs(lo) + hi)
+    v = np.unique(np.concatenate([rng.integers(lo, hi, size=2000, endpoint=True), [lo, hi]]))
+    rng.shuffle(v)
+    order, text = _int_text_order(v)
+    ref_order, ref_text = _text_reference(v)
+    assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
+    np.testing.assert_array_equal(order, ref_order)
+
+
 def test_text_ids_are_kept_as_given_and_other_ids_become_text():
     # a text array of ids is not copied (as n and s are not): at 10^6 ids a copy was the loaders'
     # peak of memory; ids of other kinds still become text

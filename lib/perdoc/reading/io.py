@@ -1240,12 +1240,12 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a = v.astype(np.uint64)
     any_neg = bool(neg.any())
     if any_neg:
-        a[neg] = ~a[neg] + np.uint64(1)  # |v|, also for the smallest int64
+        np.negative(a, out=a, where=neg)  # |v| (modulo 2^64), also for the smallest int64
     D = max(1, int(np.searchsorted(_POW10, a.max(), side="right")))   # the most digits of an id
     nd = np.ones(K, dtype=np.uint8)   # each id's number of digits (0 has 1)
     for p in _POW10[1:D]:
         nd += a >= p
-    W = int(max(D, nd[neg].max() + 1)) if any_neg else D   # the longest text, "-" included
+    W = max(D, int(np.max(nd, where=neg, initial=0)) + 1) if any_neg else D   # the longest text, "-" included
     if D > 17:  # no room for the packed key below (ids of 18 digits or more): sort the text
         text = v.astype(f"U{W}")
         order = np.argsort(text, kind="stable")
@@ -1259,7 +1259,7 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     bits = (10**D * 32).bit_length()   # the key's bits: key < 10^D * 32
     high = np.uint64(1 << bits)
     if any_neg:
-        key[~neg] += high
+        np.add(key, high, out=key, where=~neg)
         bits += 1
     places = max(1, (K - 1).bit_length())
     if bits + places <= 64:
@@ -1288,21 +1288,25 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         parts = [(top.astype(np.uint32), 0, D - 9), (key.astype(np.uint32), D - 9, 9)]
     del key
     ten, zero = np.uint32(10), np.uint32(ord("0"))
-    # each position's digit as its character; the padding zeros past an id's own digits stay NUL
-    chars = np.zeros((K, D), dtype=np.uint32)
+    # each position's digit as its character, one place to the right after a "-"; the padding zeros
+    # past an id's own digits stay NUL
+    chars = np.zeros((K, W), dtype=np.uint32)
+    pos = ~neg if any_neg else None
     for part, first, width in parts:
         for j in range(first + width - 1, first - 1, -1):
             rest = part // ten
             part -= rest * ten
             part += zero
-            np.copyto(chars[:, j], part, where=nd > j)
+            has = nd > j
+            if any_neg:
+                np.copyto(chars[:, j], part, where=has & pos)
+                if j + 1 < W:   # (else no negative id has that many digits)
+                    np.copyto(chars[:, j + 1], part, where=has & neg)
+            else:
+                np.copyto(chars[:, j], part, where=has)
             part = rest
     if any_neg:
-        signed = np.zeros((K, D + 1), dtype=np.uint32)
-        signed[~neg, :D] = chars[~neg]
-        signed[neg, 1:] = chars[neg]
-        signed[neg, 0] = ord("-")
-        chars = np.ascontiguousarray(signed[:, :W])
+        np.copyto(chars[:, 0], np.uint32(ord("-")), where=neg)
     return order, chars.view(np.dtype(f"U{W}")).reshape(K)
 
 
