@@ -54,6 +54,31 @@ def test_bm_df_matches_dense_form():
         assert micro.df_bell_mccaffrey(t.n) == pytest.approx(dense_bm_df(t.n), rel=1e-10)
 
 
+def _bm_df_exact(n):
+    N = Fraction(int(n.sum()))
+    q = [Fraction(int(x)) ** 2 / (N - int(x)) for x in n]
+    total = sum(q)
+    cross = total * total - sum(x * x for x in q)
+    return float(N * N / (sum(Fraction(int(x)) ** 2 for x in n) + cross))
+
+
+@pytest.mark.parametrize("giants", [(), (10**6,), (10**7,), (10**7, 10**5), (10**8, 10**7)])
+def test_bm_df_at_many_documents_with_giants(giants, monkeypatch):
+    # thousands of documents (past micro._PEEL_MIN), none, one or two far longer than the others:
+    # the identity, the split at the giant, and the sorted sums all give the exact df to 1e-12
+    rng = np.random.default_rng(len(giants))
+    n = np.floor(rng.lognormal(3.0, 1.0, 5000)) + 1
+    n[: len(giants)] = giants
+    rng.shuffle(n)
+    want = _bm_df_exact(n)
+    assert micro.df_bell_mccaffrey(n) == pytest.approx(want, rel=1e-12)
+    equal = np.full(n.size, 5.0)       # a batch: each row its own way
+    np.testing.assert_allclose(micro.df_bell_mccaffrey(np.stack([n, equal, n[::-1]])), [want, n.size - 1, want],
+                               rtol=1e-12)
+    monkeypatch.setattr(micro, "_PEEL_MIN", 10**9)     # the sorted sums
+    assert micro.df_bell_mccaffrey(n) == pytest.approx(want, rel=1e-12)
+
+
 def test_bm_df_stable_when_one_document_dominates():
     # exact rational arithmetic as the reference; the naive dense form loses digits here
     n = np.array([1e7, 1, 2, 1, 3, 1], dtype=float)

@@ -221,17 +221,43 @@ def _loo_by_prefix(x):
     return prefix + suffix
 
 
+def _loo_exact(x):
+    from fractions import Fraction
+    rows = np.atleast_2d(x)
+    out = []
+    for row in rows:
+        exact = [Fraction(float(v)) for v in row]
+        total = sum(exact)
+        out.append([float(total - v) for v in exact])
+    return np.array(out).reshape(np.shape(x))
+
+
 @pytest.mark.parametrize("kind", ["sizes", "squares", "batch", "near_2_53", "fractions", "negative", "whole_head",
-                                  "one", "two", "batch_fractions"])
-def test_leave_one_out_sums_are_the_prefix_and_suffix_sums(kind):
+                                  "one", "two", "batch_fractions", "dominant_fraction", "two_dominant",
+                                  "batch_dominant"])
+def test_leave_one_out_sums(kind):
+    # whole numbers: the total minus each, the prefix and suffix sums' numbers exactly; fractions none
+    # of which holds half the total, or all but one: the total minus each, within a few units in the
+    # last place of the exact sums; negative numbers, or two holding most of the total in turn: the
+    # prefix and suffix sums
     from perdoc.methods.micro import _loo
     rng = np.random.default_rng(9)
     n = np.floor(rng.lognormal(3.0, 2.0, 5000)) + 1
     x = {"sizes": n, "squares": n * n, "batch": np.stack([n, n[::-1]]),
          "near_2_53": np.full(1000, 2.0 ** 43), "fractions": n / 7.0, "negative": n - 50.0,
          "whole_head": np.r_[n[:300], 0.5, n[300:]], "one": n[:1], "two": n[:2] / 3.0,
-         "batch_fractions": np.stack([n / 3.0, n[::-1]])}[kind]
-    assert np.array_equal(_loo(x), _loo_by_prefix(x))
+         "batch_fractions": np.stack([n / 3.0, n[::-1]]),
+         "dominant_fraction": np.r_[n / 7.0, 10.0 * n.sum()],
+         "two_dominant": np.r_[n / 7.0, 10.0 * n.sum(), 100.0 * n.sum()],
+         "batch_dominant": np.stack([np.r_[n / 7.0, 10.0 * n.sum()], np.r_[10.0 * n.sum(), n[::-1] / 3.0]])}[kind]
+    got = _loo(x)
+    if kind in ("fractions", "whole_head", "batch_fractions", "dominant_fraction", "batch_dominant"):
+        exact = _loo_exact(x)
+        np.testing.assert_allclose(got, exact, rtol=4e-15, atol=0)
+        # at least as close as the prefix and suffix sums
+        assert np.max(np.abs(got - exact) / exact) <= np.max(np.abs(_loo_by_prefix(x) - exact) / exact)
+    else:
+        assert np.array_equal(got, _loo_by_prefix(x))
 
 
 def test_diagnostic_quantiles_are_numpys():
