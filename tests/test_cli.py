@@ -193,6 +193,35 @@ def test_console_script_no_traceback(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
 
 
+def test_console_script_exits_at_once_with_its_whole_output(tmp_path, capsys):
+    # estimate, compare and plan leave without tearing the interpreter down (perdoc.cli.console): what
+    # they print still arrives whole, to a pipe and to a file, with the same status as main's, and
+    # the other commands exit as usual
+    exe = Path(sys.executable).with_name("perdoc")
+    rows = "".join(f"d{d},{(d * 7 + c) % 3 == 0:d},{(d + c) % 2}\n" for d in range(400) for c in range(5))
+    p = _write(tmp_path, "chunks.csv", "doc_id,hit,other\n" + rows)
+    args = ["estimate", str(p), "--doc", "doc_id", "--score", "hit", "--replicates", "0", "--json"]
+    code, want, _ = run(capsys, *args)
+    r = subprocess.run([str(exe), *args], capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (code, want) and code == 0 and json.loads(r.stdout)
+    with open(tmp_path / "out.json", "w") as fh:
+        r = subprocess.run([str(exe), *args], stdout=fh, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0 and (tmp_path / "out.json").read_text() == want
+    args = ["compare", str(p), "--doc", "doc_id", "--score", "hit", "--vs", "other", "--replicates", "0"]
+    code, want, _ = run(capsys, *args)
+    r = subprocess.run([str(exe), *args], capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (code, want) and code == 0 and want.strip()
+    r = subprocess.run([str(exe), "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("perdoc ")
+    # the exit skips the interpreter's teardown (an atexit handler does not run) only for those commands
+    probe = ("import atexit, sys; atexit.register(lambda: print('teardown', file=sys.stderr)); "
+             "from perdoc.cli import console; sys.argv = ['perdoc', *sys.argv[1:]]; console()")
+    quick = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    usual = subprocess.run([sys.executable, "-c", probe, "--version"], capture_output=True, text=True)
+    assert quick.returncode == 0 and quick.stdout == want and "teardown" not in quick.stderr
+    assert usual.returncode == 0 and "teardown" in usual.stderr
+
+
 def test_estimate_with_params_file(capsys):
     params = ROOT / "params" / "stratified.yaml"
     code, out, err = run(capsys, "estimate", "--params", params, "--json")

@@ -49,4 +49,6 @@ def test_readme_quick_start_is_two_commands():
 
 def test_console_script_declared():
     py = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert py["scripts"]["perdoc"] == "perdoc.cli:main"
+    assert py["scripts"]["perdoc"] == "perdoc.cli:console"
+    import perdoc.cli
+    assert callable(perdoc.cli.console) and callable(perdoc.cli.main)

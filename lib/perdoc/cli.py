@@ -416,6 +416,40 @@ def main(argv=None) -> int:
         return 1
 
 
+#: The commands that only read, compute and print: once their output is flushed, the ``perdoc``
+#: command exits at once (:func:`console`).
+QUICK_EXIT = ("estimate", "compare", "plan")
+
+
+def console() -> None:
+    """The ``perdoc`` command: :func:`main` on the command line's arguments, then the process's exit.
+
+    After ``estimate``, ``compare`` and ``plan`` (which only read, compute and print: their files are
+    closed and their temporary folders removed when :func:`main` returns) the process exits as soon
+    as its output is flushed, without tearing the interpreter down: unloading DuckDB's and numpy's
+    modules took about 25 ms of every such command, a tenth of a small study's. Not when another
+    Python thread still runs, nor with Spark or Ibis loaded (their connections close at exit)."""
+    code = main()
+    argv = sys.argv[1:]
+    if argv and argv[0] in QUICK_EXIT and _quiet_process():
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):   # (a closed pipe: the ordinary exit says so)
+            sys.exit(code)
+        import os
+        os._exit(code)
+    sys.exit(code)
+
+
+def _quiet_process() -> bool:
+    """No other Python thread, and no engine whose connections close at the interpreter's exit."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return False
+    return not any(name in sys.modules for name in ("pyspark", "ibis"))
+
+
 def _run(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
