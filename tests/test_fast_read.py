@@ -234,7 +234,7 @@ def _loo_exact(x):
 
 @pytest.mark.parametrize("kind", ["sizes", "squares", "batch", "near_2_53", "fractions", "negative", "whole_head",
                                   "one", "two", "batch_fractions", "dominant_fraction", "two_dominant",
-                                  "batch_dominant"])
+                                  "batch_dominant", "infinite"])
 def test_leave_one_out_sums(kind):
     # whole numbers: the total minus each, the prefix and suffix sums' numbers exactly; fractions none
     # of which holds half the total, or all but one: the total minus each, within a few units in the
@@ -249,7 +249,8 @@ def test_leave_one_out_sums(kind):
          "batch_fractions": np.stack([n / 3.0, n[::-1]]),
          "dominant_fraction": np.r_[n / 7.0, 10.0 * n.sum()],
          "two_dominant": np.r_[n / 7.0, 10.0 * n.sum(), 100.0 * n.sum()],
-         "batch_dominant": np.stack([np.r_[n / 7.0, 10.0 * n.sum()], np.r_[10.0 * n.sum(), n[::-1] / 3.0]])}[kind]
+         "batch_dominant": np.stack([np.r_[n / 7.0, 10.0 * n.sum()], np.r_[10.0 * n.sum(), n[::-1] / 3.0]]),
+         "infinite": np.r_[n / 7.0, np.inf]}[kind]
     got = _loo(x)
     if kind in ("fractions", "whole_head", "batch_fractions", "dominant_fraction", "batch_dominant"):
         exact = _loo_exact(x)
@@ -379,3 +380,66 @@ def test_text_ids_are_kept_as_given_and_other_ids_become_text():
     assert np.shares_memory(t.doc, doc) and t.doc.dtype == doc.dtype
     t = DocTable.from_arrays([1.0, 2.0, 3.0], [0.0, 1.0, 1.0], doc=np.array([7, 8, 9]))
     assert t.doc.dtype.kind == "U" and t.doc.tolist() == ["7", "8", "9"]
+
+
+# ---------------------------------------------------------------------- 0/1 scores guessed from the first rows
+def _full_pass(monkeypatch, *args, **kwargs):
+    with monkeypatch.context() as m:
+        m.setattr(pio, "_looks_01", lambda src, x: False)
+        return pio.load_chunks(*args, **kwargs)
+
+
+@pytest.mark.parametrize("later", [None, "0.5", "nan", "inf", "-3", "", "true"])
+@pytest.mark.parametrize("route", ["typed", "text"])
+def test_scores_that_look_0_1_give_the_full_passs_table(tmp_path, monkeypatch, later, route):
+    # files whose first rows are all 0 or 1 are summed as 0/1 scores with a count of the rows that are
+    # not; a later row that is not 0 or 1 (a fraction, NaN, an infinity, a negative number), a missing
+    # one or a boolean word leaves the same table, source, exclusions and messages as the full pass
+    monkeypatch.setattr(pio, "_LOOK_MIN_BYTES", 0)
+    monkeypatch.setattr(pio, "_LOOK_ROWS", 1000)
+    rng = np.random.default_rng(12)
+    k = 5000
+    docs = [f"d{i}" for i in rng.integers(0, 60, k)]
+    scores = [str(v) for v in rng.integers(0, 2, k)]
+    if later is not None:
+        scores[4321] = later
+    path = tmp_path / "rows.csv"
+    _write_csv(path, docs, scores)
+    calls = []
+    real = pio._looks_01
+    monkeypatch.setattr(pio, "_looks_01", lambda src, x: calls.append(real(src, x)) or calls[-1])
+    load = (lambda *a: pio.load_chunks(*a)) if route == "typed" else (lambda *a: _text_route(monkeypatch, *a))
+    try:
+        got = load(path, "doc", "hit")
+    except InputError as e:
+        with pytest.raises(InputError) as want:
+            _full_pass(monkeypatch, path, "doc", "hit")
+        assert str(e) == str(want.value)
+        return
+    assert calls and calls[0] is True
+    with monkeypatch.context() as m:
+        m.setattr(pio, "_looks_01", lambda src, x: False)
+        want = load(path, "doc", "hit")
+    _same_table(got, want)
+    assert got.source["metric"] == ("binary" if later in (None, "", "true") else want.source["metric"])
+
+
+def test_dataframe_scores_that_look_0_1_and_files_too_small_to_look_at(tmp_path, monkeypatch):
+    import pandas as pd
+    rng = np.random.default_rng(13)
+    df = pd.DataFrame({"doc": [f"d{i}" for i in rng.integers(0, 30, 4000)],
+                       "hit": rng.integers(0, 2, 4000).astype(float)})
+    calls = []
+    real = pio._looks_01
+    monkeypatch.setattr(pio, "_looks_01", lambda src, x: calls.append(real(src, x)) or calls[-1])
+    got = pio.load_chunks(df, "doc", "hit")
+    assert calls == [True] and got.source["metric"] == "binary"
+    _same_table(got, _full_pass(monkeypatch, df, "doc", "hit"))
+    df.loc[3999, "hit"] = 0.25     # past the rows looked at: the full pass follows
+    monkeypatch.setattr(pio, "_LOOK_ROWS", 100)
+    _same_table(pio.load_chunks(df, "doc", "hit"), _full_pass(monkeypatch, df, "doc", "hit"))
+    # a file under _LOOK_MIN_BYTES is not looked at
+    path = tmp_path / "small.csv"
+    _write_csv(path, ["a", "b", "c"], ["1", "0", "1"])
+    calls.clear()
+    assert pio.load_chunks(path, "doc", "hit").source["metric"] == "binary" and calls == [False]

@@ -145,10 +145,10 @@ def df_bell_mccaffrey(n: np.ndarray):
     The cross sum is ``(sum q)^2 - sum q^2`` when that loses at most one bit (``sum q^2`` at most half
     of ``(sum q)^2``: no document holds most of the q). When one document m holds most of the q (a
     document far longer than the others), it is ``2 q_m sum_{d != m} q_d`` plus the others' cross sum,
-    taken the same way when none of them dominates the rest (from ``_PEEL_MIN`` documents). Otherwise
-    (several long documents, or fewer documents) it is accumulated as ``2 sum_d q_d (q_1 + ... + q_{d-1})`` in ascending order of q,
-    so every term is positive and nothing cancels (the sort that needs took 35 ms at 10^6
-    documents).
+    taken the same way when none of them dominates the rest (from ``_PEEL_MIN`` documents).
+    Otherwise (several long documents, or fewer documents) it is accumulated as
+    ``2 sum_d q_d (q_1 + ... + q_{d-1})`` in ascending order of q, so every term is positive and
+    nothing cancels (the sort that needs took 35 ms at 10^6 documents).
     Properties: ``1 <= df <= K - 1``; ``K - 1`` for equal sizes; ``1`` for ``K = 2``; depends on the
     sizes only. Oracle: ``clubSandwich::coef_test(..., vcov = "CR2", test = "Satterthwaite")``.
     """
@@ -352,15 +352,15 @@ def _loo(x: np.ndarray) -> np.ndarray:
       gather more rounding, and cost twice the time at 10^6 elements.
     - Non-negative numbers one of which holds most of the total and none of the others half of
       theirs: the same with that one set apart (:func:`_loo_peeled`).
-    - Otherwise (a negative number, or several holding most of the total in turn) from prefix and
-      suffix sums, with no subtraction."""
+    - Otherwise (a negative or infinite number, or several holding most of the total in turn) from
+      prefix and suffix sums, with no subtraction."""
     x = np.asarray(x, dtype=float)
     if x.size >= _LOO_EXACT_MIN:
         total = x.sum(axis=-1, keepdims=True)
         if _whole(x[..., :_LOO_EXACT_MIN]):   # (fractions fail on the first few)
             if bool(np.all(total <= _EXACT_TOTAL)) and _whole(x):
                 return total - x
-        if bool(np.all(x >= 0)):
+        if bool(np.all(x >= 0)) and bool(np.all(np.isfinite(total))):
             if bool(np.all(x <= 0.5 * total)):
                 return total - x
             peeled = _loo_peeled(x)

@@ -280,9 +280,32 @@ def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
     # booleans, and integers whose footer shows them all in [0, 1], are 0/1 before any row is
     # read: then x^2 = x, and the pass sums x only (q is s)
     known01 = src.types[score].upper() == "BOOLEAN" or (exact and src.within_unit_interval(score))
+    if not exact and rng is None and not known01 and _looks_01(src, x):
+        # scores of unknown kind (text files, DataFrames) whose first rows are all 0 or 1: one pass
+        # sums them as 0/1 scores (count and sum) and counts the rows that are not, instead of
+        # computing every aggregate a graded score needs (a 10^7-row CSV: 0.69 s -> 0.55 s); when some
+        # row is not 0 or 1 after all, the full pass follows
+        res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=True, attrs=attrs, known01=True,
+                                  check01=True)
+        if not np.any(_plain(res.pop("non01"), float)):
+            return raw, x, text, True, None, res     # (0/1 scores sum exactly, as integers do)
     res = _grouped_chunk_sums(src, doc, score, raw, x, text, unit=exact or rng is not None, attrs=attrs,
                               compensated=not exact, ranged=not exact and rng is None, known01=known01)
     return raw, x, text, exact, rng, res
+
+
+#: The rows :func:`_looks_01` reads, and the smallest file (bytes) worth the look.
+_LOOK_ROWS, _LOOK_MIN_BYTES = 65536, 4 << 20
+
+
+def _looks_01(src: _Source, x: str) -> bool:
+    """Whether the first rows' scores (SQL ``x``), where there are any, are all 0 or 1: a guess that
+    chooses the pass, which then checks every row. Files under 4 MiB are not looked at."""
+    if src.nbytes is not None and src.nbytes < _LOOK_MIN_BYTES:
+        return False
+    res = src.fetch(f"SELECT count(x) AS m, count(*) FILTER (WHERE x <> 0 AND x <> 1) AS k "
+                    f"FROM (SELECT {x} AS x FROM {src.relation} LIMIT {_LOOK_ROWS})")
+    return int(_plain(res["m"], float)[0]) > 0 and int(_plain(res["k"], float)[0]) == 0
 
 
 def _only_01(src: _Source, x: str) -> bool:
@@ -294,7 +317,7 @@ def _only_01(src: _Source, x: str) -> bool:
 
 def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, text: bool, *, unit: bool,
                         attrs: dict[str, str], compensated: bool = False, ranged: bool = False,
-                        known01: bool = False) -> dict:
+                        known01: bool = False, check01: bool = False) -> dict:
     """The one pass of :func:`load_chunks` over the rows (SQL ``raw`` and ``x`` of :meth:`_Source.number`),
     one row per document in the order of the ids' text: ``n``, ``s``, ``q``, the counts of missing and
     non-numeric scores with an example, ``dev01`` (unless ``unit``) and each attribute's smallest and
@@ -303,7 +326,8 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     document's smallest and largest score (``lo``, ``hi``). ``unit``: no ``dev01`` (the 0/1 test is
     made otherwise). ``known01``: the scores are known to be 0 or
     1 (a boolean column, or integers whose Parquet statistics lie in [0, 1]), so ``q`` is ``s`` and is
-    not summed."""
+    not summed. ``check01``: with ``known01`` taken as a guess, ``non01`` counts each document's
+    scores that are not 0 or 1 (NaN and infinities among them)."""
     attr_sql = [
         f"min(CAST({src.ref(col)} AS VARCHAR)) AS a_min_{i}, max(CAST({src.ref(col)} AS VARCHAR)) AS a_max_{i}"
         f", count(*) FILTER (WHERE {src.ref(col)} IS NULL) AS a_null_{i}"
@@ -325,6 +349,8 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
                  "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
     if not unit:
         aggs.append("sum(abs(x * (x - 1))) AS dev01")
+    if check01:
+        aggs.append("count(*) FILTER (WHERE x <> 0 AND x <> 1) AS non01")
     # ids of up to 64 bits come back as numbers and are ordered as text and written out here
     # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
     here = src.is_integer_column(doc) and src.types[doc].upper() in _INT64_TYPES
