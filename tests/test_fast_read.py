@@ -385,18 +385,18 @@ def test_text_ids_are_kept_as_given_and_other_ids_become_text():
 # ---------------------------------------------------------------------- 0/1 scores guessed from the first rows
 def _full_pass(monkeypatch, *args, **kwargs):
     with monkeypatch.context() as m:
-        m.setattr(pio, "_looks_01", lambda src, x: False)
+        m.setattr(pio, "_looks_01", lambda src, score, x: False)
         return pio.load_chunks(*args, **kwargs)
 
 
-@pytest.mark.parametrize("later", [None, "0.5", "nan", "inf", "-3", "", "true"])
+@pytest.mark.parametrize("later", [None, "0.5", "nan", "inf", "-3", "", "true", "abc", "1e0", '"1"'])
 @pytest.mark.parametrize("route", ["typed", "text"])
 def test_scores_that_look_0_1_give_the_full_passs_table(tmp_path, monkeypatch, later, route):
     # files whose first rows are all 0 or 1 are summed as 0/1 scores with a count of the rows that are
     # not; a later row that is not 0 or 1 (a fraction, NaN, an infinity, a negative number), a missing
     # one or a boolean word leaves the same table, source, exclusions and messages as the full pass
     monkeypatch.setattr(pio, "_LOOK_MIN_BYTES", 0)
-    monkeypatch.setattr(pio, "_LOOK_ROWS", 1000)
+    monkeypatch.setattr(pio, "_LOOK_BYTES", 2000)   # about the first 300 rows
     rng = np.random.default_rng(12)
     k = 5000
     docs = [f"d{i}" for i in rng.integers(0, 60, k)]
@@ -407,7 +407,7 @@ def test_scores_that_look_0_1_give_the_full_passs_table(tmp_path, monkeypatch, l
     _write_csv(path, docs, scores)
     calls = []
     real = pio._looks_01
-    monkeypatch.setattr(pio, "_looks_01", lambda src, x: calls.append(real(src, x)) or calls[-1])
+    monkeypatch.setattr(pio, "_looks_01", lambda *a: calls.append(real(*a)) or calls[-1])
     load = (lambda *a: pio.load_chunks(*a)) if route == "typed" else (lambda *a: _text_route(monkeypatch, *a))
     try:
         got = load(path, "doc", "hit")
@@ -418,7 +418,7 @@ def test_scores_that_look_0_1_give_the_full_passs_table(tmp_path, monkeypatch, l
         return
     assert calls and calls[0] is True
     with monkeypatch.context() as m:
-        m.setattr(pio, "_looks_01", lambda src, x: False)
+        m.setattr(pio, "_looks_01", lambda src, score, x: False)
         want = load(path, "doc", "hit")
     _same_table(got, want)
     assert got.source["metric"] == ("binary" if later in (None, "", "true") else want.source["metric"])
@@ -431,7 +431,7 @@ def test_dataframe_scores_that_look_0_1_and_files_too_small_to_look_at(tmp_path,
                        "hit": rng.integers(0, 2, 4000).astype(float)})
     calls = []
     real = pio._looks_01
-    monkeypatch.setattr(pio, "_looks_01", lambda src, x: calls.append(real(src, x)) or calls[-1])
+    monkeypatch.setattr(pio, "_looks_01", lambda *a: calls.append(real(*a)) or calls[-1])
     got = pio.load_chunks(df, "doc", "hit")
     assert calls == [True] and got.source["metric"] == "binary"
     _same_table(got, _full_pass(monkeypatch, df, "doc", "hit"))
