@@ -107,8 +107,11 @@ def test_text_scores_are_read_on_the_text_route(tmp_path, spy_typed):
     path = tmp_path / "rows.csv"
     _write_csv(path, ["a", "a", "b", "b"], ["true", "false", "TRUE", "0"])
     table = pio.load_chunks(path, "doc", "hit")
-    assert spy_typed == [True]          # tried, failed at once, read as text
+    assert spy_typed == [False]         # words near the top: not tried as numbers, read as text
     assert list(table.s) == [1.0, 1.0] and table.source["metric"] == "binary"
+    _write_csv(path, ["a", "a", "b", "b"], ["1", "0", " 0.5", "1e0"])
+    spy_typed.clear()
+    assert pio.load_chunks(path, "doc", "hit").K == 2 and spy_typed == [True]   # numbers: tried
 
 
 @pytest.mark.parametrize("kind", ["int8", "bool", "int64"])

@@ -310,21 +310,41 @@ def _looks_01(src: _Source, score: str, x: str) -> bool:
         res = src.fetch(f"SELECT count(x) AS m, count(*) FILTER (WHERE x <> 0 AND x <> 1) AS k "
                         f"FROM (SELECT {x} AS x FROM {src.relation} LIMIT {_LOOK_ROWS})")
         return int(_plain(res["m"], float)[0]) > 0 and int(_plain(res["k"], float)[0]) == 0
-    if src.csv_read is None or src.disk is None or src.nbytes is None or src.nbytes < _LOOK_MIN_BYTES:
+    if src.nbytes is None or src.nbytes < _LOOK_MIN_BYTES:
         return False
-    column = src.columns.index(score)
-    try:
-        with (gzip.open if src.gz else open)(src.disk, "rb") as fh:
-            head = fh.read(_LOOK_BYTES)
-    except (OSError, EOFError):
-        return False
-    text = head[:head.rfind(b"\n") + 1].decode("utf-8-sig", errors="replace")
-    rows = csv.reader(text.splitlines(keepends=True), delimiter="," if src.fmt == "csv" else "\t",
-                      quotechar='"', doublequote=True)
-    next(rows, None)   # the header
-    fields = [row[column].strip() for row in rows if len(row) > column]
-    fields = [f for f in fields if f]
+    fields = _head_fields(src, score)
     return bool(fields) and all(f in _LOOK_01 for f in fields)
+
+
+def _head_fields(src: _Source, name: str) -> list[str]:
+    """The non-blank fields of column ``name`` in the first 256 KiB of a CSV/TSV file (stripped; the
+    header and a last partial record left out), read once per source; [] for other sources."""
+    if src.csv_read is None or src.disk is None:
+        return []
+    if src.head is None:
+        try:
+            with (gzip.open if src.gz else open)(src.disk, "rb") as fh:
+                head = fh.read(_LOOK_BYTES)
+        except (OSError, EOFError):
+            head = b""
+        text = head[:head.rfind(b"\n") + 1].decode("utf-8-sig", errors="replace")
+        rows = csv.reader(text.splitlines(keepends=True), delimiter="," if src.fmt == "csv" else "\t",
+                          quotechar='"', doublequote=True)
+        next(rows, None)   # the header
+        src.head = list(rows)
+    column = src.columns.index(name)
+    fields = (row[column].strip() for row in src.head if len(row) > column)
+    return [f for f in fields if f]
+
+
+def _a_number(field: str) -> bool:
+    """Whether Python reads ``field`` as a number (a guess of whether DuckDB's reader will: it only
+    chooses which route is tried first)."""
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 def _only_01(src: _Source, x: str) -> bool:
@@ -680,6 +700,7 @@ class _Source:
     disk: str | None = None  # the file actually read (a copy in the temporary folder for a stream)
     gz: bool = False         # gzip-compressed text
     stats: dict = field(default_factory=dict, repr=False)  # column -> its Parquet footer statistics
+    head: list | None = field(default=None, repr=False)   # a CSV/TSV file's first records (_head_fields)
     csv_read: tuple | None = None   # (sql path literal, delimiter, compression) of a CSV/TSV file
     typed: tuple = ()               # columns of a CSV/TSV read as numbers (DOUBLE), not as text
     typed_unchecked: bool = False   # a typed column has not yet been read through: a failure falls back
@@ -705,6 +726,8 @@ class _Source:
         Whether the column is now read as numbers."""
         if self.csv_read is None or name not in self.refs or name in self.typed:
             return False
+        if any(not _a_number(f) for f in _head_fields(self, name)):
+            return False   # ('true' near the top: a failed read costs 25-80 ms; the text route reads it)
         lit, delim, comp = self.csv_read
         self.typed = self.typed + (name,)
         self.types[name] = "DOUBLE"
