@@ -168,7 +168,7 @@ def table(results: list[dict]) -> str:
 CURRENT = ("groupby_matrix.json", "groupby_matrix_int32_bool.json", "groupby_matrix_equal.json", "groupby_matrix_1e8.json",
            "groupby_matrix_1e8_b.json", "groupby_matrix_c.json", "groupby_matrix_c_int32_bool.json",
            "groupby_matrix_d_csv.json", "groupby_matrix_d_int32_bool_csv.json", "groupby_matrix_1e8_c.json",
-           "groupby_matrix_e_equal.json")
+           "groupby_matrix_e_equal.json", "groupby_matrix_1e8_d.json")
 #: The whole matrix of issue 20, as the defaults of --ids ... --formats and rows 10^6, 10^7, 10^8.
 FULL = {"rows": (10**6, 10**7, 10**8), "ids": ("int64", "int32", "string"), "scores": ("int8", "bool", "float64"),
         "sizes": ("equal", "lognormal"), "order": ("sorted", "shuffled"), "format": ("parquet", "csv")}
