@@ -331,13 +331,21 @@ def _text_reference(v):
     return order, text[order]
 
 
+def _assert_text_order(v):
+    """_int_text_order of ``v`` is numpy's text sort: the same order, characters and width."""
+    from perdoc.reading.io import _int_text_order
+    order, text = _int_text_order(v)
+    ref_order, ref_text = _text_reference(v)
+    assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
+    np.testing.assert_array_equal(order, ref_order)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64"])
 @pytest.mark.parametrize("scale", [1, 10**4, 9_999_999, 99_999_999, 10**8, 10**9, 10**12, 10**17])
 def test_integer_ids_sort_as_their_text(dtype, scale):
     """_int_text_order gives the text order and the text numpy gives, for distinct ids of every width
     (its packed keys change with the number of digits and the sign: 32-bit up to 7 digits, or 8 without
     negative ids; 64-bit up to 17; the text itself beyond)."""
-    from perdoc.reading.io import _int_text_order
     info = np.iinfo(dtype)
     rng = np.random.default_rng(scale)
     hi = min(int(info.max), scale)
@@ -345,33 +353,22 @@ def test_integer_ids_sort_as_their_text(dtype, scale):
     v = np.unique(rng.integers(lo, hi, size=3000, endpoint=True, dtype=dtype))
     v = np.unique(np.concatenate([v, np.array([0, hi, lo, max(lo, -1), min(hi, 9), min(hi, 10)], dtype=dtype)]))
     rng.shuffle(v)
-    order, text = _int_text_order(v)
-    ref_order, ref_text = _text_reference(v)
-    assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
-    np.testing.assert_array_equal(order, ref_order)
+    _assert_text_order(v)
 
 
 def test_integer_ids_at_the_ends_of_int64_sort_as_their_text():
-    from perdoc.reading.io import _int_text_order
     info = np.iinfo(np.int64)
     v = np.array([info.min, info.max, -1, 0, 1, 10**17, 10**18, -10**18, 99_999_999, 100_000_000, 7], dtype=np.int64)
-    order, text = _int_text_order(v)
-    ref_order, ref_text = _text_reference(v)
-    assert text.tolist() == ref_text.tolist() and text.dtype == ref_text.dtype
-    np.testing.assert_array_equal(order, ref_order)
+    _assert_text_order(v)
 
 
 @pytest.mark.parametrize("lo,hi", [(-99, 10**12), (-10**6, 10**6 - 1), (-10**9, -1), (-5, 3), (-10**17, 10**5)])
 def test_negative_ids_shorter_or_longer_than_the_others_sort_as_their_text(lo, hi):
     # a "-" moves a negative id's digits one place right: the widest text is a negative id's or not
-    from perdoc.reading.io import _int_text_order
     rng = np.random.default_rng(abs(lo) + hi)
     v = np.unique(np.concatenate([rng.integers(lo, hi, size=2000, endpoint=True), [lo, hi]]))
     rng.shuffle(v)
-    order, text = _int_text_order(v)
-    ref_order, ref_text = _text_reference(v)
-    assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
-    np.testing.assert_array_equal(order, ref_order)
+    _assert_text_order(v)
 
 
 def test_text_ids_are_kept_as_given_and_other_ids_become_text():

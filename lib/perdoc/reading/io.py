@@ -297,8 +297,6 @@ def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
 #: The rows :func:`_looks_01` reads of a DataFrame, the bytes it reads of a CSV/TSV file, and the
 #: smallest file worth the look.
 _LOOK_ROWS, _LOOK_BYTES, _LOOK_MIN_BYTES = 65536, 256 << 10, 4 << 20
-#: The spellings of 0 and 1 a look at a CSV/TSV file's first rows takes for them.
-_LOOK_01 = frozenset({"0", "1", "0.0", "1.0", "true", "false", "True", "False", "TRUE", "FALSE"})
 
 
 def _looks_01(src: _Source, score: str, x: str) -> bool:
@@ -313,7 +311,8 @@ def _looks_01(src: _Source, score: str, x: str) -> bool:
     if src.nbytes is None or src.nbytes < _LOOK_MIN_BYTES:
         return False
     fields = _head_fields(src, score)
-    return bool(fields) and all(f in _LOOK_01 for f in fields)
+    # the spellings of 0 and 1 the text route matches whole, and their decimal forms
+    return bool(fields) and all(f in _COMMON_FIELDS or f in ("0.0", "1.0") for f in fields)
 
 
 def _head_fields(src: _Source, name: str) -> list[str]:
