@@ -338,6 +338,11 @@ def _assert_text_order(v):
     ref_order, ref_text = _text_reference(v)
     assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
     np.testing.assert_array_equal(order, ref_order)
+    # deferred, the same order now and the same text when it is read
+    order, deferred = _int_text_order(v, defer=True)
+    np.testing.assert_array_equal(order, ref_order)
+    text = deferred.build() if hasattr(deferred, "build") else deferred
+    assert text.dtype == ref_text.dtype and text.tolist() == ref_text.tolist()
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64"])
@@ -380,6 +385,44 @@ def test_text_ids_are_kept_as_given_and_other_ids_become_text():
     assert np.shares_memory(t.doc, doc) and t.doc.dtype == doc.dtype
     t = DocTable.from_arrays([1.0, 2.0, 3.0], [0.0, 1.0, 1.0], doc=np.array([7, 8, 9]))
     assert t.doc.dtype.kind == "U" and t.doc.tolist() == ["7", "8", "9"]
+
+
+def test_integer_ids_text_is_written_when_first_read(tmp_path):
+    """A table read with integer ids holds them unwritten until something reads ``doc``: an
+    estimate does not, and reading, copying, pickling, subsetting and replacing give the text of
+    the ids in text order, written once."""
+    import copy
+    import pickle
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from perdoc import estimate, load_chunks
+    from perdoc.reading.table import DeferredIds
+    rng = np.random.default_rng(3)
+    ids = rng.permutation(np.arange(-40, 1960))
+    df = pd.DataFrame({"doc_id": np.repeat(ids, 3), "hit": rng.integers(0, 2, ids.size * 3).astype("int8")})
+    path = tmp_path / "ints.parquet"
+    df.to_parquet(path)
+    table = load_chunks(path, doc="doc_id", score="hit")
+    held = table.__dict__["_doc_ids"]
+    assert isinstance(held, DeferredIds) and held.size == ids.size
+    est = estimate(table, replicates=0)
+    assert table.__dict__["_doc_ids"] is held and held._text is None   # the estimate never read the ids
+    expected = sorted(str(i) for i in ids)
+    clone = copy.copy(table)
+    back = pickle.loads(pickle.dumps(table))
+    assert table.doc.tolist() == expected and table.doc.dtype == np.dtype(f"U{max(map(len, expected))}")
+    assert table.__dict__["_doc_ids"] is table.doc    # written once, then kept
+    assert clone.doc is table.doc and back.doc.tolist() == expected
+    assert replace(table, attrs={}).doc is table.doc
+    assert table.take([0, 2]).doc.tolist() == expected[0:3:2]
+    # the same numbers as a table of the same ids given as text
+    same = estimate(load_chunks(df.assign(doc_id=df.doc_id.astype(str)), doc="doc_id", score="hit"),
+                    replicates=0)
+    assert est.to_dict() == same.to_dict()
+    with pytest.raises(InputError, match="one id per document"):
+        type(table).from_arrays([1.0, 2.0], [0.0, 1.0], doc=DeferredIds(3, lambda: np.array(["a", "b", "c"])))
 
 
 # ---------------------------------------------------------------------- 0/1 scores guessed from the first rows

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from ..messages import Message
 from .export import neutralise_csv_cell, write_table
-from .table import DocTable
+from .table import DeferredIds, DocTable
 from . import formats as _formats
 
 #: Beyond these magnitudes the sums are rescaled by a power of two (see DocTable.scale).
@@ -57,12 +57,14 @@ def _chunk_rows(res: dict, doc: str, score: str, label: str):
     rows, every row with a document id, every score a finite number."""
     counts = _plain(res["n"], float)
     docs = res["doc"]
-    if not (isinstance(docs, np.ndarray) and docs.dtype.kind == "U"):  # text already (no id missing)
+    # text already, or integer ids whose text is written when first read: no id missing
+    text = isinstance(docs, DeferredIds) or (isinstance(docs, np.ndarray) and docs.dtype.kind == "U")
+    if not text:
         docs = _plain(docs, object)
     rows = int(counts.sum())
     if rows == 0:
         raise InputError(f"{label} has no data rows")
-    if docs.size and docs[-1] is None:  # sorted NULLS LAST: only the last can be missing
+    if not text and docs.size and docs[-1] is None:  # sorted NULLS LAST: only the last can be missing
         k = int(counts[-1])
         raise InputError(f"column '{doc}' in {label}: {k} of {rows} row(s) have no document id; "
                          "every row needs a document id")

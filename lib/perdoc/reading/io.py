@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import functools
 import gzip
 import json
 import math
@@ -1289,7 +1290,7 @@ def _ids_in_text_order(res: dict) -> dict:
         order = np.concatenate([np.flatnonzero(~missing)[order], np.flatnonzero(missing)])
         text = np.array(text.tolist() + [None] * int(missing.sum()), dtype=object)
     else:
-        order, text = _int_text_order(np.asarray(g.data if missing is not None else g))
+        order, text = _int_text_order(np.asarray(g.data if missing is not None else g), defer=True)
     del g
     # each column put in order in turn, its unordered form let go at once (at 10^6 documents the
     # columns were all held twice, next to the ids' text)
@@ -1300,11 +1301,12 @@ def _ids_in_text_order(res: dict) -> dict:
     return out
 
 
-def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _int_text_order(v: np.ndarray, *, defer: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(order, text) for distinct integers ``v`` (int8 ... uint64): the permutation that sorts them
     as their decimal text sorts (character by character, as DuckDB orders VARCHAR and numpy orders
     str), and that text in that order, as the unicode array ``v[order].astype(object).astype(str)``
-    would be (the same characters and width), built with array arithmetic."""
+    would be (the same characters and width), built with array arithmetic. ``defer``: the text as a
+    :class:`~perdoc.reading.table.DeferredIds`, written when first read."""
     K = v.size
     if K == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype="U1")
@@ -1341,11 +1343,23 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         key <<= np.uint64(places)
         key |= np.arange(K, dtype=np.uint64)
         key.sort()
-        order = (key & np.uint64((1 << places) - 1)).astype(np.intp)
+        order = (key & np.uint64((1 << places) - 1)).view(np.intp)   # (positions < 2^63)
         key >>= np.uint64(places)
     else:
         order = np.argsort(key)
         key = key[order]
+    if defer:
+        from .table import DeferredIds
+        return order, DeferredIds(K, functools.partial(_key_text, key, D, W, high if any_neg else None))
+    return order, _key_text(key, D, W, high if any_neg else None)
+
+
+def _key_text(key: np.ndarray, D: int, W: int, high) -> np.ndarray:
+    """The ids' text from their sorted keys (:func:`_int_text_order`; ``key`` is consumed): ``D``
+    digits at most, ``W`` characters at most, ``high`` the bit of the ids >= 0 when some are
+    negative (else None)."""
+    K = key.size
+    any_neg = high is not None
     # the digits, their number and the sign come back from the sorted keys
     if any_neg:
         neg = key < high
@@ -1380,7 +1394,7 @@ def _int_text_order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             part = rest
     if any_neg:
         np.copyto(chars[:, 0], np.uint32(ord("-")), where=neg)
-    return order, chars.view(np.dtype(f"U{W}")).reshape(K)
+    return chars.view(np.dtype(f"U{W}")).reshape(K)
 
 
 def _ident(name: str) -> str:
