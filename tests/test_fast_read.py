@@ -425,6 +425,32 @@ def test_integer_ids_text_is_written_when_first_read(tmp_path):
         type(table).from_arrays([1.0, 2.0], [0.0, 1.0], doc=DeferredIds(3, lambda: np.array(["a", "b", "c"])))
 
 
+@pytest.mark.parametrize("where", [0, 65535, 65536, 200_000 - 1])
+def test_table_checks_taken_a_block_at_a_time_see_every_row(where):
+    """The counts' and the squares' checks run a block at a time: a fractional count or a sum of
+    squares below s^2/n is found in any block, the first, at a block's edges and the last; q given
+    as s itself (0/1 scores) is checked as 0 <= s <= n."""
+    from perdoc import DocTable
+    K = 200_000
+    n = np.full(K, 4.0)
+    s = np.tile([0.0, 1.0, 2.0, 4.0], K // 4)
+    ok = DocTable.from_arrays(n, s, s)
+    assert ok.q is ok.s
+    frac = n.copy()
+    frac[where] = 4.5
+    with pytest.raises(InputError, match=r"1 document\(s\) have a non-integer count \(e.g. 4.5\)"):
+        DocTable.from_arrays(frac, s, s)
+    q = s * s / 4.0    # the smallest sums of squares the sums allow
+    DocTable.from_arrays(n, s, q)
+    q[where] = s[where] ** 2 / 4.0 * 0.99 if s[where] else -1.0
+    with pytest.raises(InputError, match="smaller than s\\^2/n"):
+        DocTable.from_arrays(n, s, q)
+    over = s.copy()
+    over[where] = 5.0   # q = s with a sum above n: a sum of squares below s^2/n
+    with pytest.raises(InputError, match="smaller than s\\^2/n"):
+        DocTable.from_arrays(n, over, over)
+
+
 # ---------------------------------------------------------------------- 0/1 scores guessed from the first rows
 def _full_pass(monkeypatch, *args, **kwargs):
     with monkeypatch.context() as m:

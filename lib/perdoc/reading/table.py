@@ -248,8 +248,8 @@ def _check_counts(n: np.ndarray) -> None:
     if (n <= 0).any():
         bad = int((n <= 0).sum())
         raise InputError(f"column n: {bad} document(s) have n <= 0; every document needs at least one measurement")
-    frac = n != np.round(n)
-    if frac.any():
+    if _any_in_blocks(lambda b: b != np.round(b), n):
+        frac = n != np.round(n)
         raise InputError(f"column n: {int(frac.sum())} document(s) have a non-integer count (e.g. {n[frac][0]:g}); "
                          "n must be the whole number of chunks or queries")
     huge = n > MAX_COUNT
@@ -285,8 +285,17 @@ def _squares(q, n: np.ndarray, s: np.ndarray, *, scale: float,
         raise InputError(f"column q must have one value per document (got {q.size} for {n.size})")
     if not np.isfinite(q).all():
         raise InputError("column q: sums of squared scores must be finite")
-    # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding; where s^2 overflows, the
-    # same test on square roots (sqrt(q) >= |s| / sqrt(n)), which cannot
+    # Cauchy-Schwarz: sum of squares >= (sum)^2 / n, up to rounding (for q = s, as 0/1 scores give,
+    # that is 0 <= s <= n); checked a block at a time, so no temporary is as long as the table
+    if not (q is s and bool(np.all((s >= 0) & (s <= n)))) and _any_in_blocks(_short_squares, q, s, n):
+        raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
+                         "q must be the sum of the squared scores")
+    return q, False
+
+
+def _short_squares(q: np.ndarray, s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Where ``q`` is below ``s^2 / n`` beyond rounding; where ``s^2`` overflows, the same test on
+    square roots (``sqrt(q) >= |s| / sqrt(n)``), which cannot."""
     with np.errstate(over="ignore", invalid="ignore"):
         bound = s * s / n
         slack = 1e-9 * np.maximum(np.abs(q), bound) + 1e-12
@@ -295,10 +304,22 @@ def _squares(q, n: np.ndarray, s: np.ndarray, *, scale: float,
         if wide.any():
             short[wide] = (np.sqrt(np.maximum(q[wide], 0.0)) * (1 + 1e-9)
                            < np.abs(s[wide]) / np.sqrt(n[wide]))
-    if short.any():
-        raise InputError("column q: a sum of squared scores is smaller than s^2/n, which no scores can give; "
-                         "q must be the sum of the squared scores")
-    return q, False
+    return short
+
+
+#: Elements a block of :func:`_any_in_blocks` holds: its temporaries stay in the processor's cache
+#: (the checks of a 10^6-document table made whole-length temporaries, tens of MiB and of ms).
+_BLOCK = 1 << 16
+
+
+def _any_in_blocks(test, *arrays: np.ndarray) -> bool:
+    """Whether ``test(*blocks)`` is true anywhere, taking the 1-D ``arrays`` a block at a time (and
+    stopping at the first block where it is)."""
+    size = arrays[0].size
+    for start in range(0, size, _BLOCK):
+        if bool(np.any(test(*(a[start:start + _BLOCK] for a in arrays)))):
+            return True
+    return False
 
 
 def _check_scale(scale) -> float:
