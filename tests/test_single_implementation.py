@@ -392,3 +392,31 @@ def test_row_checks_of_the_metric_range_equal_the_tables():
         wn, ws, wq, k = working_table(t)
         assert bool(methods.binary_by_sums(t.n, t.s, t.q) | methods.bounded_by_sums(wn, ws, wq, k)) == \
             (metric_range(t) == (0.0, 1.0))
+
+
+@pytest.mark.parametrize("K,dominant", [(9, False), (70_000, False), (70_000, True)])
+def test_srs_methods_shares_its_pieces_without_changing_a_bit(K, dominant):
+    """srs_methods computes N - n_d once for CR2, CR3, both df and the jackknife, and the CR1-3
+    variances from one array of residuals: each equals the public function's own number, bit for
+    bit (also past one block of the whole-number check, and with one document holding most of the
+    chunks). The estimate's diagnostics take the ICC srs_methods computed: the same as diagnose's own."""
+    from perdoc.diagnostics import diagnose
+    from perdoc.study.estimate import working_table
+    rng = np.random.default_rng(K + dominant)
+    n = np.floor(rng.lognormal(2.0, 1.0, K)) + 1.0
+    if dominant:
+        n[K // 3] = 50.0 * n.sum()
+    s = rng.binomial(n.astype(np.int64), rng.beta(2, 5, K)).astype(float)
+    fpc = math.sqrt(1 - K / (4 * K))
+    res, _ = methods.srs_methods(n[None], s[None], s[None], seeds=[1], fpc=fpc, level=0.95, k=0, binary=True,
+                                 bounded=np.ones(1, bool))
+    assert res["micro.cr1"].se[0] == np.sqrt(micro.var_cr1(n, s)) * fpc
+    assert res["micro.cr2"].se[0] == np.sqrt(micro.var_cr2(n, s)) * fpc
+    assert res["micro.cr3"].se[0] == np.sqrt(micro.var_cr3(n, s)) * fpc
+    assert res["micro.cr2"].df[0] == micro.df_bell_mccaffrey(n)
+    assert _same(res["micro.cr2_ik"].df[0], micro.df_imbens_kolesar(n, s, s))
+    R_J, se_J = micro.jackknife_bc(n, s)
+    assert res["micro.jackknife_bc"].estimate[0] == R_J and res["micro.jackknife_bc"].se[0] == se_J * fpc
+    table = DocTable.from_arrays(n, s, s)
+    wn, ws, wq, k = working_table(table)
+    assert estimate(table, replicates=0).diagnostics == diagnose(wn, ws, wq, micro.var_cr1(wn, ws), unit_exp=k)

@@ -46,8 +46,10 @@ def icc_anova(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     return float(icc) if icc.ndim == 0 else icc
 
 
-def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float, unit_exp: int = 0) -> Diagnostics:
-    """All diagnostics of one sample. ``var_cr1`` is the CR1 variance of the micro mean (no FPC).
+def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float, unit_exp: int = 0,
+             icc: float | None = None) -> Diagnostics:
+    """All diagnostics of one sample. ``var_cr1`` is the CR1 variance of the micro mean (no FPC);
+    ``icc``: :func:`icc_anova` of the sample, when the caller has it.
 
     ``unit_exp``: the sums are ``2^unit_exp`` times the true ones (the estimators' working scale,
     :func:`perdoc.micro.working_exponents`); the rate quantiles are divided back and a rate of 1
@@ -61,7 +63,8 @@ def diagnose(n: np.ndarray, s: np.ndarray, q: np.ndarray | None, var_cr1: float,
         icc = deff = n_eff = deff_realised = float("nan")
         notes.append(Message("note.icc_needs_q", "ICC and design effect need the sums of squared scores (q)"))
     else:
-        icc = icc_anova(n, s, q)
+        if icc is None:
+            icc = icc_anova(n, s, q)
         if np.isnan(icc):
             notes.append(Message("note.icc_single_measurement", "ICC undefined: every document has a single "
                                  "measurement"))

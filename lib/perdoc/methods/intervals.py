@@ -282,7 +282,7 @@ class MethodResult:
 
 
 def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, flat, k, bounded,
-                        difference=False, pair_bounded=False, draws=None) -> dict:
+                        difference=False, pair_bounded=False, draws=None, rest=None) -> dict:
     """The jackknife bias-corrected, logit (or atanh), bootstrap-t logit and calibrated intervals.
 
     Batch arrays on the working scale (``2^k`` times the true sums): ``n, s`` of shape ``(..., K)``;
@@ -292,7 +292,8 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
     is bounded in [0, 1] (logit methods; the calibrated intervals' logit base). ``difference``: the
     samples are paired differences (atanh instead of logit; ``pair_bounded`` where both metrics are
     bounded in [0, 1]). ``draws``: the document bootstrap's replicate statistics
-    (:func:`perdoc.bootstrap.replicate_stats`, arrays ``(..., B)``), or None.
+    (:func:`perdoc.bootstrap.replicate_stats`, arrays ``(..., B)``), or None. ``rest``: the
+    sums of the other documents' sizes, ``N - n_d``, when the caller has them.
     Returns ``{"micro.jackknife_bc": MethodResult, ...}``.
     """
     from . import micro as _micro
@@ -301,7 +302,8 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
     shape = np.shape(R)
     bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
     out = {}
-    R_J, se_J = _micro.jackknife_bc(n, s)
+    R_J, se_J = (_micro.jackknife_bc(n, s) if rest is None
+                 else _micro._jackknife_bc(np.asarray(n, dtype=float), np.asarray(s, dtype=float), rest))
     R_J, se_J = np.asarray(R_J), np.asarray(se_J) * fpc
     lo, hi, code = jackknife_bc_interval(R_J, se_J, K, alpha, flat)
     out["micro.jackknife_bc"] = MethodResult(R_J, lo, hi, code, se=se_J, df=np.full(shape, K - 1.0))
@@ -418,11 +420,15 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
     r = s / n
     rbar = macro_mean(n, s)
     flat = np.all(r == r[:, :1], axis=-1)
-    v1 = _micro.var_cr1(n, s)
+    del r
+    # N - n_d, which CR2, CR3, both df and the jackknife need, once (the same numbers as each
+    # computing it)
+    rest = _micro._rest(n)
+    v1, v2, v3 = _micro._variances(n, s, rest)
     se1 = np.sqrt(v1) * fpc
-    se2 = np.sqrt(_micro.var_cr2(n, s)) * fpc
-    se3 = np.sqrt(_micro.var_cr3(n, s)) * fpc
-    df_bm = _micro.df_bell_mccaffrey(n)
+    se2 = np.sqrt(v2) * fpc
+    se3 = np.sqrt(v3) * fpc
+    df_bm = _micro._df_bell_mccaffrey(n, rest)
     dfK = np.full(rows, K - 1.0)
     out = {}
 
@@ -433,7 +439,7 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
     t("micro.cr1", R, se1, dfK)
     t("micro.cr2", R, se2, df_bm)
     if q is not None:
-        t("micro.cr2_ik", R, se2, _micro.df_imbens_kolesar(n, s, q))
+        t("micro.cr2_ik", R, se2, _micro._df_imbens_kolesar(n, s, q, rest))
     t("micro.cr3", R, se3, dfK)
     out.update(_binary_results(R, v1, N, dfK, fpc=fpc, alpha=alpha, k=k, binary=binary, rows=rows))
     if q is not None:
@@ -448,7 +454,7 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
             out["micro.wild"] = wild_result(n, s, R, seeds, replicates, level, fpc, flat)
     out.update(transformed_methods(n, s, R=R, se1=se1, se2=se2, df_bm=df_bm, rbar=rbar, se_m=se_m, fpc=fpc,
                                    alpha=alpha, flat=flat, k=k, bounded=bounded, difference=difference,
-                                   pair_bounded=pair_bounded, draws=draws))
+                                   pair_bounded=pair_bounded, draws=draws, rest=rest))
     return out, draws
 
 
@@ -485,7 +491,7 @@ def _baseline_results(n, s, q, R, N, *, fpc: float, alpha: float) -> dict:
         n_eff = np.where(deff > 0, N / deff, np.nan)
         se_eff = np.where(np.isfinite(n_eff) & (n_eff > 0), np.sqrt(v / n_eff) * fpc, np.nan)
     lo, hi, code = z_interval(R, se_eff, alpha)
-    out["micro.wald_eff_n"] = MethodResult(R, lo, hi, code, se=se_eff, extra={"n_eff": n_eff})
+    out["micro.wald_eff_n"] = MethodResult(R, lo, hi, code, se=se_eff, extra={"n_eff": n_eff, "icc": icc})
     return out
 
 

@@ -105,10 +105,7 @@ def var_cr1(n: np.ndarray, s: np.ndarray):
     ``clubSandwich::vcovCR(lm(y ~ 1), type = "CR1")``.
     """
     n, s = _f(n), _f(s)
-    K = n.shape[-1]
-    N = n.sum(axis=-1)
-    u = residuals(n, s)
-    return _out(K / (K - 1) * np.sum(u * u, axis=-1) / N**2)
+    return _out(_variances(n, s, None)[0])
 
 
 def var_cr2(n: np.ndarray, s: np.ndarray):
@@ -120,9 +117,7 @@ def var_cr2(n: np.ndarray, s: np.ndarray):
     Written as ``u_d^2 * N / (N - n_d)`` so that ``1 - h_d`` is never formed by subtraction from 1.
     """
     n, s = _f(n), _f(s)
-    N = n.sum(axis=-1)
-    u = residuals(n, s)
-    return _out(np.sum(u * u * (N[..., None] / _rest(n)), axis=-1) / N**2)
+    return _out(_variances(n, s, _rest(n), cr3=False)[1])
 
 
 def var_cr3(n: np.ndarray, s: np.ndarray):
@@ -132,10 +127,28 @@ def var_cr3(n: np.ndarray, s: np.ndarray):
     ``R_(-d) - R = -u_d / (N - n_d)``.
     """
     n, s = _f(n), _f(s)
+    return _out(_variances(n, s, _rest(n))[2])
+
+
+def _variances(n: np.ndarray, s: np.ndarray, rest: np.ndarray | None, *, cr3: bool = True):
+    """``(CR1, CR2, CR3)`` variances of float arrays ``n``, ``s`` (arrays over the leading axes)
+    given ``rest = N - n_d`` (:func:`_rest`; None: CR1 alone, the others None; ``cr3=False``: CR3
+    None), with one array of residuals: ``u^2``, then ``u^2 w``, then ``u^2 w w`` with
+    ``w = N / (N - n_d)``, each term as the single formulas multiply it (the same numbers)."""
+    K = n.shape[-1]
     N = n.sum(axis=-1)
-    u = residuals(n, s)
-    w = N[..., None] / _rest(n)
-    return _out(np.sum(u * u * w * w, axis=-1) / N**2)
+    uu = residuals(n, s)
+    uu *= uu
+    v1 = K / (K - 1) * np.sum(uu, axis=-1) / N**2
+    if rest is None:
+        return v1, None, None
+    w = N[..., None] / rest
+    uu *= w
+    v2 = np.sum(uu, axis=-1) / N**2
+    if not cr3:
+        return v1, v2, None
+    uu *= w
+    return v1, v2, np.sum(uu, axis=-1) / N**2
 
 
 def df_bell_mccaffrey(n: np.ndarray):
@@ -153,8 +166,13 @@ def df_bell_mccaffrey(n: np.ndarray):
     sizes only. Oracle: ``clubSandwich::coef_test(..., vcov = "CR2", test = "Satterthwaite")``.
     """
     n = _f(n)
+    return _out(_df_bell_mccaffrey(n, _rest(n)))
+
+
+def _df_bell_mccaffrey(n: np.ndarray, rest: np.ndarray):
+    """:func:`df_bell_mccaffrey` of float sizes ``n`` given ``rest = N - n_d`` (:func:`_rest`)."""
     N = n.sum(axis=-1)
-    q = n * n / _rest(n)
+    q = n * n / rest
     total = q.sum(axis=-1)
     square = np.sum(q * q, axis=-1)
     cross = np.asarray(total * total - square)
@@ -170,7 +188,7 @@ def df_bell_mccaffrey(n: np.ndarray):
             cross[dominated] = exact
         else:
             cross = exact
-    return _out(N * N / (np.sum(n * n, axis=-1) + cross))
+    return N * N / (np.sum(n * n, axis=-1) + cross)
 
 
 def moulton(n: np.ndarray, s: np.ndarray, q: np.ndarray):
@@ -212,6 +230,11 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     Bell-McCaffrey df when ``rho = 0``. NaN where ``tr(P^2)`` is not positive.
     """
     n = _f(n)
+    return _out(_df_imbens_kolesar(n, s, q, _rest(n)))
+
+
+def _df_imbens_kolesar(n: np.ndarray, s, q, rest: np.ndarray):
+    """:func:`df_imbens_kolesar` of float sizes ``n`` given ``rest = N - n_d`` (:func:`_rest`)."""
     sig, rho = moulton(n, s, q)
     # the df is scale-free, but its traces hold fourth powers of the scores: bring the moments to
     # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
@@ -220,7 +243,6 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     # (written in place, operation for operation as the formulas read, so the same bits with about
     # half the arrays alive at once: at 10^6 documents this function was the estimate's memory peak)
     N = n.sum(axis=-1)[..., None]
-    rest = _rest(n)
     nn = n * n
     S2 = np.sum(nn, axis=-1)[..., None]
     # diag = sig n + rho (n^2 rest / N + h^2 loo(n^2) N / rest), h = n / N
@@ -242,7 +264,7 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     del diag
     w = nn
     w /= N * rest
-    del nn, rest
+    del nn
     alpha = rho * S2 - sig * N
     beta = rho * N
     c = beta * n
@@ -265,7 +287,7 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     off *= w
     trace_sq += np.sum(off, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return _out(np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan))
+        return np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan)
 
 
 def normalise_moments(sig, rho):
@@ -294,11 +316,16 @@ def jackknife_bc(n: np.ndarray, s: np.ndarray):
     """
     n = np.asarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
+    return _jackknife_bc(n, s, _rest(n))
+
+
+def _jackknife_bc(n: np.ndarray, s: np.ndarray, rest: np.ndarray):
+    """:func:`jackknife_bc` of float arrays given ``rest = N - n_d`` (:func:`_rest`)."""
     K = n.shape[-1]
     N = n.sum(axis=-1)
     R = s.sum(axis=-1) / N
     u = s - R[..., None] * n
-    v = u / _loo(n)
+    v = u / rest
     vbar = np.mean(v, axis=-1)
     dev = v - vbar[..., None]
     R_J = R + (K - 1) * vbar
@@ -397,5 +424,14 @@ def _loo_peeled(x: np.ndarray):
 
 
 def _whole(x: np.ndarray) -> bool:
-    """Whether every element is a non-negative whole number."""
-    return bool(np.all(x >= 0)) and bool(np.all(x == np.floor(x)))
+    """Whether every element is a non-negative whole number (a block of the last axis at a time, so
+    that no temporary is as long as ``x``, and stopping at the first block that is not)."""
+    for start in range(0, x.shape[-1], _BLOCK):
+        b = x[..., start:start + _BLOCK]
+        if not (bool(np.all(b >= 0)) and bool(np.all(b == np.floor(b)))):
+            return False
+    return True
+
+
+#: Elements of the last axis :func:`_whole` takes at a time (its temporaries stay in cache).
+_BLOCK = 1 << 16
