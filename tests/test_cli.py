@@ -1,6 +1,7 @@
 """The command line: JSON contract, agreement with the library and R, bad input -> one line, exit 2."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -220,6 +221,25 @@ def test_console_script_exits_at_once_with_its_whole_output(tmp_path, capsys):
     usual = subprocess.run([sys.executable, "-c", probe, "--version"], capture_output=True, text=True)
     assert quick.returncode == 0 and quick.stdout == want and "teardown" not in quick.stderr
     assert usual.returncode == 0 and "teardown" in usual.stderr
+
+
+def test_only_the_command_lets_the_allocator_keep_freed_memory(tmp_path):
+    # the perdoc command asks glibc's malloc to keep freed arrays for reuse once the aggregation is
+    # fetched (perdoc._allocator); a program that imports perdoc keeps its allocator as it is
+    rows = "".join(f"{d * 7},{(d + c) % 2}\n" for d in range(300) for c in range(3))
+    p = _write(tmp_path, "chunks.csv", "doc_id,hit\n" + rows)
+    args = ["estimate", str(p), "--doc", "doc_id", "--score", "hit", "--replicates", "0"]
+    probe = ("import sys; from perdoc import _allocator as a; f = a.reuse_freed_memory; "
+             "a.reuse_freed_memory = lambda: print('asked', f(), file=sys.stderr, flush=True) or True; "
+             "from perdoc.cli import console; sys.argv = ['perdoc', *sys.argv[1:]]; console()")
+    command = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    glibc = sys.platform.startswith("linux") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    assert command.returncode == 0 and f"asked {glibc}" in command.stderr
+    library = ("import sys; from perdoc import _allocator as a, load_chunks, estimate; "
+               "estimate(load_chunks(sys.argv[1], doc='doc_id', score='hit'), replicates=0); "
+               "print(a.ENABLED, a.reuse_freed_memory())")
+    lib = subprocess.run([sys.executable, "-c", library, str(p)], capture_output=True, text=True)
+    assert lib.returncode == 0 and lib.stdout.split() == ["False", "False"]
 
 
 def test_estimate_with_params_file(capsys):

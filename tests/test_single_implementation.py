@@ -396,7 +396,7 @@ def test_row_checks_of_the_metric_range_equal_the_tables():
 
 @pytest.mark.parametrize("K,dominant", [(9, False), (70_000, False), (70_000, True)])
 def test_srs_methods_shares_its_pieces_without_changing_a_bit(K, dominant):
-    """srs_methods computes N - n_d once for CR2, CR3, both df and the jackknife, and the CR1-3
+    """srs_methods computes N - n_d once for CR2, CR3, the Bell-McCaffrey df and the jackknife, and the CR1-3
     variances from one array of residuals: each equals the public function's own number, bit for
     bit (also past one block of the whole-number check, and with one document holding most of the
     chunks). The estimate's diagnostics take the ICC srs_methods computed: the same as diagnose's own."""

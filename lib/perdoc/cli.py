@@ -428,7 +428,10 @@ def console() -> None:
     closed and their temporary folders removed when :func:`main` returns) the process exits as soon
     as its output is flushed, without tearing the interpreter down: unloading DuckDB's and numpy's
     modules took about 25 ms of every such command, a tenth of a small study's. Not when another
-    Python thread still runs, nor with Spark or Ibis loaded (their connections close at exit)."""
+    Python thread still runs, nor with Spark or Ibis loaded (their connections close at exit).
+    The command also lets the C allocator keep freed arrays for reuse (:mod:`perdoc._allocator`)."""
+    from . import _allocator
+    _allocator.enable()
     code = main()
     argv = sys.argv[1:]
     if argv and argv[0] in QUICK_EXIT and _quiet_process():

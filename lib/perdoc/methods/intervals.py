@@ -282,7 +282,7 @@ class MethodResult:
 
 
 def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, flat, k, bounded,
-                        difference=False, pair_bounded=False, draws=None, rest=None) -> dict:
+                        difference=False, pair_bounded=False, draws=None, jackknife=None) -> dict:
     """The jackknife bias-corrected, logit (or atanh), bootstrap-t logit and calibrated intervals.
 
     Batch arrays on the working scale (``2^k`` times the true sums): ``n, s`` of shape ``(..., K)``;
@@ -292,8 +292,8 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
     is bounded in [0, 1] (logit methods; the calibrated intervals' logit base). ``difference``: the
     samples are paired differences (atanh instead of logit; ``pair_bounded`` where both metrics are
     bounded in [0, 1]). ``draws``: the document bootstrap's replicate statistics
-    (:func:`perdoc.bootstrap.replicate_stats`, arrays ``(..., B)``), or None. ``rest``: the
-    sums of the other documents' sizes, ``N - n_d``, when the caller has them.
+    (:func:`perdoc.bootstrap.replicate_stats`, arrays ``(..., B)``), or None. ``jackknife``:
+    :func:`perdoc.micro.jackknife_bc` of ``n, s``, when the caller has it.
     Returns ``{"micro.jackknife_bc": MethodResult, ...}``.
     """
     from . import micro as _micro
@@ -302,8 +302,7 @@ def transformed_methods(n, s, *, R, se1, se2, df_bm, rbar, se_m, fpc, alpha, fla
     shape = np.shape(R)
     bounded = np.broadcast_to(np.asarray(bounded, dtype=bool), shape)
     out = {}
-    R_J, se_J = (_micro.jackknife_bc(n, s) if rest is None
-                 else _micro._jackknife_bc(np.asarray(n, dtype=float), np.asarray(s, dtype=float), rest))
+    R_J, se_J = _micro.jackknife_bc(n, s) if jackknife is None else jackknife
     R_J, se_J = np.asarray(R_J), np.asarray(se_J) * fpc
     lo, hi, code = jackknife_bc_interval(R_J, se_J, K, alpha, flat)
     out["micro.jackknife_bc"] = MethodResult(R_J, lo, hi, code, se=se_J, df=np.full(shape, K - 1.0))
@@ -421,14 +420,17 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
     rbar = macro_mean(n, s)
     flat = np.all(r == r[:, :1], axis=-1)
     del r
-    # N - n_d, which CR2, CR3, both df and the jackknife need, once (the same numbers as each
-    # computing it)
+    # N - n_d, which CR2, CR3, the Bell-McCaffrey df and the jackknife need, once (the same numbers
+    # as each computing it); let go before the Imbens-Kolesar df, which makes its own and lets it go
+    # half-way (at 10^6 documents the estimate's peak of memory is there)
     rest = _micro._rest(n)
     v1, v2, v3 = _micro._variances(n, s, rest)
+    df_bm = _micro._df_bell_mccaffrey(n, rest)
+    jackknife = _micro._jackknife_bc(n, s, rest)
+    del rest
     se1 = np.sqrt(v1) * fpc
     se2 = np.sqrt(v2) * fpc
     se3 = np.sqrt(v3) * fpc
-    df_bm = _micro._df_bell_mccaffrey(n, rest)
     dfK = np.full(rows, K - 1.0)
     out = {}
 
@@ -439,7 +441,7 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
     t("micro.cr1", R, se1, dfK)
     t("micro.cr2", R, se2, df_bm)
     if q is not None:
-        t("micro.cr2_ik", R, se2, _micro._df_imbens_kolesar(n, s, q, rest))
+        t("micro.cr2_ik", R, se2, _micro.df_imbens_kolesar(n, s, q))
     t("micro.cr3", R, se3, dfK)
     out.update(_binary_results(R, v1, N, dfK, fpc=fpc, alpha=alpha, k=k, binary=binary, rows=rows))
     if q is not None:
@@ -454,7 +456,7 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
             out["micro.wild"] = wild_result(n, s, R, seeds, replicates, level, fpc, flat)
     out.update(transformed_methods(n, s, R=R, se1=se1, se2=se2, df_bm=df_bm, rbar=rbar, se_m=se_m, fpc=fpc,
                                    alpha=alpha, flat=flat, k=k, bounded=bounded, difference=difference,
-                                   pair_bounded=pair_bounded, draws=draws, rest=rest))
+                                   pair_bounded=pair_bounded, draws=draws, jackknife=jackknife))
     return out, draws
 
 

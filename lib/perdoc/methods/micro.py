@@ -230,11 +230,6 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     Bell-McCaffrey df when ``rho = 0``. NaN where ``tr(P^2)`` is not positive.
     """
     n = _f(n)
-    return _out(_df_imbens_kolesar(n, s, q, _rest(n)))
-
-
-def _df_imbens_kolesar(n: np.ndarray, s, q, rest: np.ndarray):
-    """:func:`df_imbens_kolesar` of float sizes ``n`` given ``rest = N - n_d`` (:func:`_rest`)."""
     sig, rho = moulton(n, s, q)
     # the df is scale-free, but its traces hold fourth powers of the scores: bring the moments to
     # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
@@ -243,6 +238,7 @@ def _df_imbens_kolesar(n: np.ndarray, s, q, rest: np.ndarray):
     # (written in place, operation for operation as the formulas read, so the same bits with about
     # half the arrays alive at once: at 10^6 documents this function was the estimate's memory peak)
     N = n.sum(axis=-1)[..., None]
+    rest = _rest(n)
     nn = n * n
     S2 = np.sum(nn, axis=-1)[..., None]
     # diag = sig n + rho (n^2 rest / N + h^2 loo(n^2) N / rest), h = n / N
@@ -264,7 +260,7 @@ def _df_imbens_kolesar(n: np.ndarray, s, q, rest: np.ndarray):
     del diag
     w = nn
     w /= N * rest
-    del nn
+    del nn, rest
     alpha = rho * S2 - sig * N
     beta = rho * N
     c = beta * n
@@ -287,7 +283,7 @@ def _df_imbens_kolesar(n: np.ndarray, s, q, rest: np.ndarray):
     off *= w
     trace_sq += np.sum(off, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan)
+        return _out(np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan))
 
 
 def normalise_moments(sig, rho):
