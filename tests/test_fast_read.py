@@ -275,7 +275,8 @@ def test_diagnostic_quantiles_are_numpys():
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4095, 4096, 4097, 20_011, 200_000])
-@pytest.mark.parametrize("kind", ["lognormal", "ties", "rates"])
+@pytest.mark.parametrize("kind", ["lognormal", "ties", "rates", "wide", "narrow", "negative", "constant",
+                                  "one_far", "zeros_and_ones"])
 def test_diagnostic_quantiles_by_partial_sort_are_numpys(size, kind):
     # from _PARTITION_MIN elements the order statistics come from np.partition, below from a sort:
     # either way np.quantile's numbers, bit for bit
@@ -284,11 +285,20 @@ def test_diagnostic_quantiles_by_partial_sort_are_numpys(size, kind):
     rng = np.random.default_rng([11, size])
     x = {"lognormal": np.floor(rng.lognormal(2.0, 1.5, size)) + 1,
          "ties": rng.integers(0, 3, size).astype(float),
-         "rates": rng.random(size) * 1e-300 + rng.integers(0, 2, size)}[kind]
+         "rates": rng.random(size) * 1e-300 + rng.integers(0, 2, size),
+         # the buckets' range: the whole doubles, a few ulps, below zero, none, one value far off, and
+         # most values tied at the two ends
+         "wide": np.concatenate([[-8e307, 8e307], rng.standard_normal(size)])[:size],
+         "narrow": 1.0 + rng.integers(0, 5, size) * np.finfo(float).eps,
+         "negative": -rng.lognormal(0.0, 3.0, size),
+         "constant": np.full(size, 0.25),
+         "one_far": np.concatenate([[1e12], rng.random(size)])[:size],
+         "zeros_and_ones": np.where(rng.random(size) < 0.45, 0.0,
+                                    np.where(rng.random(size) < 0.8, 1.0, rng.random(size)))}[kind]
     probs = (*QUANTILES, 0.333, 0.999, 1e-9)
     want = [float(v) for v in np.quantile(x, probs)]
     assert _quantiles(x, probs) == want
-    if kind != "rates":   # whole numbers: counted when there are enough of them
+    if kind in ("lognormal", "ties"):   # whole numbers: counted when there are enough of them
         assert _quantiles(x, probs, whole=True) == want
 
 

@@ -112,7 +112,7 @@ def _quantiles(x: np.ndarray, probs, whole: bool = False) -> list[float]:
         at = np.searchsorted(np.cumsum(np.bincount(x.astype(np.intp))), np.asarray(kth) + 1)
         xs = dict(zip(kth, at.astype(float).tolist())).__getitem__
     else:
-        xs = np.partition(x, kth).item   # every kth element is the sorted sample's, exactly
+        xs = _order_statistics(x, kth)
     out = []
     for prev, gamma in wanted:
         if prev == last:
@@ -122,6 +122,38 @@ def _quantiles(x: np.ndarray, probs, whole: bool = False) -> list[float]:
         diff = b - a
         out.append(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
     return out
+
+
+def _order_statistics(x: np.ndarray, kth: list[int]):
+    """A getter of the ``kth`` smallest elements of finite ``x`` (sorted distinct ranks), exactly:
+    each element's bucket ``floor((x - min) * B / (max - min))`` never decreases as it grows, so the
+    k-th smallest is the element of its rank inside the bucket where the buckets' running count
+    passes k, and only the few buckets that hold a wanted rank are partially sorted (a partial sort
+    of the whole sample took 22 ms at 10^6 rates, the buckets about 8). A partial sort of the whole
+    when the range cannot be divided so (a constant sample, a range beyond the doubles)."""
+    lo, hi = float(x.min()), float(x.max())
+    B = int(min(1 << 16, max(1 << 10, x.size >> 4)))
+    scale = B / (hi - lo) if hi > lo else 0.0
+    if not (0.0 < scale < math.inf and (hi - lo) * scale < math.inf):
+        return np.partition(x, kth).item   # every kth element is the sorted sample's, exactly
+    b = x - lo
+    b *= scale
+    b = b.astype(np.intp)
+    np.minimum(b, B - 1, out=b)   # (the largest lands on B, or just below by rounding)
+    ends = np.cumsum(np.bincount(b, minlength=B))   # elements in buckets up to each
+    where = np.searchsorted(ends, kth, side="right")   # each rank's bucket
+    wanted = np.zeros(B, dtype=bool)
+    wanted[where] = True
+    keep = wanted[b]
+    cand, cb = x[keep], b[keep]
+    del b, keep
+    got = {}
+    for j in np.unique(where).tolist():
+        first = int(ends[j - 1]) if j else 0
+        ranks = [k for k, w in zip(kth, where.tolist()) if w == j]
+        inside = np.partition(cand[cb == j], [k - first for k in ranks])
+        got.update((k, inside.item(k - first)) for k in ranks)
+    return got.__getitem__
 
 
 def _small_whole(x: np.ndarray) -> bool:
