@@ -371,6 +371,24 @@ def test_integer_ids_sort_as_their_text(dtype, scale):
     _assert_text_order(v)
 
 
+@pytest.mark.parametrize("arrangement", ["ascending", "runs", "descending", "nearly"])
+@pytest.mark.parametrize("dtype,lo,hi", [("int64", 0, 10**12), ("int32", -10**9, 2**31 - 1), ("uint64", 0, 10**19)])
+def test_integer_ids_in_runs_sort_as_their_text(arrangement, dtype, lo, hi):
+    """Ids that come in a few ascending runs (a file sorted by document) are merge-sorted, others
+    quick-sorted: the same order and text either way."""
+    rng = np.random.default_rng([len(arrangement), hi])
+    v = np.unique(rng.integers(lo, hi, size=20_000, dtype=dtype))
+    if arrangement == "runs":      # a few hash partitions, each in ascending order
+        part = rng.integers(0, 7, v.size)
+        v = np.concatenate([v[part == p] for p in range(7)])
+    elif arrangement == "descending":
+        v = v[::-1].copy()
+    elif arrangement == "nearly":   # ascending but for a few swaps
+        i = rng.integers(0, v.size - 1, 50)
+        v[i], v[i + 1] = v[i + 1], v[i].copy()
+    _assert_text_order(v)
+
+
 def test_integer_ids_at_the_ends_of_int64_sort_as_their_text():
     info = np.iinfo(np.int64)
     v = np.array([info.min, info.max, -1, 0, 1, 10**17, 10**18, -10**18, 99_999_999, 100_000_000, 7], dtype=np.int64)

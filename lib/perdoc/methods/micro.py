@@ -272,6 +272,7 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     off *= _loo(w)
     c *= 2.0 * beta
     wx = w * n
+    del w   # (made again below, the same numbers: four arrays alive at once instead of five)
     c *= _loo(wx)
     off -= c
     del c
@@ -280,6 +281,8 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     wx *= beta * beta
     off += wx
     del wx
+    w = n * n
+    w /= N * _rest(n)
     off *= w
     trace_sq += np.sum(off, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -1341,16 +1341,21 @@ def _int_text_order(v: np.ndarray, *, defer: bool = False) -> tuple[np.ndarray, 
         np.add(key, high, out=key, where=~neg)
         bits += 1
     places = max(1, (K - 1).bit_length())
+    # the aggregation of a file sorted by document gives the ids in a few long ascending runs (one a
+    # hash partition and a number of digits): a merge sort (numpy's timsort) follows those runs
+    # (6 ms for 10^6 ids in 211 runs, against 52 ms for the quicksort, which shuffled ids need: the
+    # timsort took 61 there)
+    kind = "stable" if np.count_nonzero(key[1:] < key[:-1]) < K // 4 else "quicksort"
     if bits + places <= 64:
         # the key and its position packed in 64 bits: one (vectorised) sort of them is two to three
         # times faster than an argsort of the keys; the keys are distinct, so the order is the same
         key <<= np.uint64(places)
         key |= np.arange(K, dtype=np.uint64)
-        key.sort()
+        key.sort(kind=kind)
         order = (key & np.uint64((1 << places) - 1)).view(np.intp)   # (positions < 2^63)
         key >>= np.uint64(places)
     else:
-        order = np.argsort(key)
+        order = np.argsort(key, kind=kind)
         key = key[order]
     if defer:
         from .table import DeferredIds
