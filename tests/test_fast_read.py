@@ -389,6 +389,15 @@ def test_integer_ids_in_runs_sort_as_their_text(arrangement, dtype, lo, hi):
     _assert_text_order(v)
 
 
+def test_monotone_runs_count_ascending_and_descending_stretches():
+    from perdoc.reading.io import _monotone_runs
+    assert _monotone_runs(np.arange(10)) == _monotone_runs(np.arange(10)[::-1].copy()) == 1
+    assert _monotone_runs(np.array([1, 3, 2, 4, 0])) == 4
+    assert _monotone_runs(np.array([5, 6, 7, 1, 2, 3, 9, 8, 4])) == 4   # up, (down), up, down
+    assert _monotone_runs(np.array([2])) == _monotone_runs(np.array([2, 1])) == 1
+    assert _monotone_runs(np.random.default_rng(0).permutation(30_000)) > 30_000 // 16
+
+
 def test_integer_ids_at_the_ends_of_int64_sort_as_their_text():
     info = np.iinfo(np.int64)
     v = np.array([info.min, info.max, -1, 0, 1, 10**17, 10**18, -10**18, 99_999_999, 100_000_000, 7], dtype=np.int64)
