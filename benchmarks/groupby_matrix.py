@@ -168,7 +168,8 @@ def table(results: list[dict]) -> str:
 CURRENT = ("groupby_matrix.json", "groupby_matrix_int32_bool.json", "groupby_matrix_equal.json", "groupby_matrix_1e8.json",
            "groupby_matrix_1e8_b.json", "groupby_matrix_c.json", "groupby_matrix_c_int32_bool.json",
            "groupby_matrix_d_csv.json", "groupby_matrix_d_int32_bool_csv.json", "groupby_matrix_1e8_c.json",
-           "groupby_matrix_e_equal.json", "groupby_matrix_1e8_d.json")
+           "groupby_matrix_e_equal.json", "groupby_matrix_1e8_d.json", "groupby_matrix_f.json",
+           "groupby_matrix_1e8_e.json")
 #: The whole matrix of issue 20, as the defaults of --ids ... --formats and rows 10^6, 10^7, 10^8.
 FULL = {"rows": (10**6, 10**7, 10**8), "ids": ("int64", "int32", "string"), "scores": ("int8", "bool", "float64"),
         "sizes": ("equal", "lognormal"), "order": ("sorted", "shuffled"), "format": ("parquet", "csv")}
@@ -223,14 +224,18 @@ def main(argv=None) -> int:
     results = []
     cells = itertools.product(_rows(a.rows), a.ids.split(","), a.scores.split(","), a.sizes.split(","),
                               a.orders.split(","), a.formats.split(","))
+    code = _bench.code_state()
     for cell in cells:
         r = run_cell(*cell, pairs=max(a.pairs, 1))
         results.append(r)
         print(table([r]).splitlines()[2], flush=True)
-    Path(a.out).write_text(json.dumps({"meta": {"pairs": a.pairs, "seconds": time.perf_counter() - t0,
-                                                "machine": _bench.machine(), "code": _bench.code_state(),
-                                                "load": _bench.loadavg()},
-                                       "results": results}, indent=1) + "\n")
+        # written after every cell: a long run stopped half-way keeps the cells it measured
+        tmp = Path(a.out).with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"meta": {"pairs": a.pairs, "seconds": time.perf_counter() - t0,
+                                            "machine": _bench.machine(), "code": code,
+                                            "load": _bench.loadavg()},
+                                   "results": results}, indent=1) + "\n")
+        tmp.replace(a.out)
     print(table(results))
     return 0
 
