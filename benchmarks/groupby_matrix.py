@@ -80,9 +80,10 @@ def generate(rows: int, ids: str, scores: str, sizes: str, order: str, fmt: str)
         id_col = pa.array(doc * 7919 + 1000003, type=pa.int64())
     elif ids == "int32":
         id_col = pa.array((doc * 7919 + 1000003).astype(np.int32), type=pa.int32())
-    else:
-        names = np.char.add("doc-", np.char.zfill((doc * 7919 + 1000003).astype("U"), 12))
-        id_col = pa.array(names, type=pa.string())
+    else:   # each document's name made once and taken per row (np.char on 10^8 rows took minutes and GBs)
+        import pyarrow.compute as pc
+        names = np.char.add("doc-", np.char.zfill((np.arange(docs, dtype=np.int64) * 7919 + 1000003).astype("U"), 12))
+        id_col = pc.take(pa.array(names, type=pa.string()), pa.array(doc))
     if scores == "int8":
         hit_col = pa.array(hit.astype(np.int8))
     elif scores == "bool":
