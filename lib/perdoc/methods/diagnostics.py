@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..messages import Message
-from .micro import ldexp
+from .micro import _whole, ldexp
 from .results import Diagnostics
 
 __all__ = ["icc_anova", "diagnose", "QUANTILES"]
@@ -161,7 +161,7 @@ def _small_whole(x: np.ndarray) -> bool:
     them costs about what reading them does)."""
     if x.size < _PARTITION_MIN:
         return False
-    return 1.0 <= float(x.min()) and float(x.max()) <= 8.0 * x.size and bool(np.all(x == np.floor(x)))
+    return 1.0 <= float(x.min()) and float(x.max()) <= 8.0 * x.size and _whole(x)
 
 
 #: From this many elements the quantiles' order statistics come from a partial sort.

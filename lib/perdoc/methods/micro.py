@@ -343,8 +343,7 @@ def _peel(q: np.ndarray, cross, dominated):
     out = cross.reshape(-1)
     left = np.array(dominated).reshape(-1).copy()
     for i in np.flatnonzero(left):
-        m = int(np.argmax(rows[i]))
-        others = np.delete(rows[i], m)
+        m, others = _set_apart(rows[i])
         rest = others.sum()
         rest_square = np.sum(others * others)
         if not rest_square > 0.5 * (rest * rest):
@@ -411,8 +410,7 @@ def _loo_peeled(x: np.ndarray):
     rows = x.reshape(-1, x.shape[-1])
     out = np.empty_like(rows)
     for i, row in enumerate(rows):
-        m = int(np.argmax(row))
-        others = np.delete(row, m)
+        m, others = _set_apart(row)
         R = others.sum()
         if not others.max() <= 0.5 * R:
             return None
@@ -420,6 +418,13 @@ def _loo_peeled(x: np.ndarray):
         out[i] += row[m]
         out[i, m] = R
     return out.reshape(x.shape)
+
+
+def _set_apart(row: np.ndarray) -> tuple[int, np.ndarray]:
+    """``(m, others)``: the position of the largest element of the 1-D ``row`` and the row without it
+    (:func:`_peel`, :func:`_loo_peeled`)."""
+    m = int(np.argmax(row))
+    return m, np.delete(row, m)
 
 
 def _whole(x: np.ndarray) -> bool:

@@ -400,12 +400,12 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
                 GROUP BY g"""
     if here:
         res = src.fetch(grouped)
-        _allocator.reuse_freed_memory()   # (the command only: the per-document arrays reuse freed pages)
-        res = _ids_in_text_order(res)
     else:
         res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped}) "
                         "ORDER BY doc NULLS LAST")
-        _allocator.reuse_freed_memory()
+    _allocator.reuse_freed_memory()   # (the command only: the per-document arrays reuse freed pages)
+    if here:
+        res = _ids_in_text_order(res)
     for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
         if key not in res:
             res[key] = np.array([value], dtype=object if value is None else np.int64)
