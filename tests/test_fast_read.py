@@ -549,3 +549,105 @@ def test_dataframe_scores_that_look_0_1_and_files_too_small_to_look_at(tmp_path,
     _write_csv(path, ["a", "b", "c"], ["1", "0", "1"])
     calls.clear()
     assert pio.load_chunks(path, "doc", "hit").source["metric"] == "binary" and calls == [False]
+
+
+# ---------------------------------------------------------------------- text ids kept as bytes
+@pytest.mark.parametrize("ids", [
+    ["d1", "d2", "d3"],                                  # one length
+    ["a", "ab", "abc", "b", "ba", "c"],                  # several lengths (shorter first)
+    ["doc-%06d" % i for i in range(0, 300_000, 7)],      # more than a block of bytes
+    ["x" * 40, "y", "z" * 3],                            # one long id
+    ["a!", "a#", "a~", "a\x7f", "b@", "b[", "b`", "b{"],  # punctuation around the letters' ranges
+])
+def test_ascii_ids_keep_the_text_and_order(ids):
+    """Ids read as Python strings become bytes whose text is the unicode array numpy would make
+    (same characters and width), whose order is the text order and whose plain flag says that no
+    id holds an upper-case letter or an ASCII space."""
+    from perdoc.reading._rows import _ascii_ids
+    doc = np.array(ids, dtype=object)
+    got = _ascii_ids(doc)
+    assert got is not None and got.size == len(ids) and got.plain
+    want = doc.astype(f"U{max(map(len, ids))}")
+    raw = got.raw
+    # bytes compare as the text does
+    np.testing.assert_array_equal(np.argsort(raw, kind="stable"), np.argsort(want, kind="stable"))
+    assert got.increasing() == bool(np.all(want[1:] > want[:-1]))
+    text = got.build()
+    assert text.dtype == want.dtype and text.tolist() == ids
+    assert got.raw is None and got.build() is text    # the bytes let go, the text kept
+
+
+@pytest.mark.parametrize("ids,plain", [
+    (["a", "B"], False), (["a b", "c"], False), (["a\tb", "c"], False), (["a", "c\x1f"], False),
+    (["a", " c"], False), (["az", "@", "[", "`", "{"], True), (["a", "\x7f", "!"], True),
+])
+def test_ascii_ids_flag_what_the_similar_ids_key_changes(ids, plain):
+    from perdoc.reading._rows import _ascii_ids
+    got = _ascii_ids(np.array(ids, dtype=object))
+    assert got.plain is plain
+    assert plain == all(v == v.lower() and v == v.strip() and not any(c in v for c in " \t\x1f") for v in ids)
+
+
+@pytest.mark.parametrize("ids", [["a", None], ["é", "a"], ["a\x00b", "c"], ["a", 3], [""], []])
+def test_ids_that_are_not_plain_ascii_text_stay_python_strings(ids):
+    from perdoc.reading._rows import _ascii_ids
+    assert _ascii_ids(np.array(ids, dtype=object)) is None
+
+
+def test_ascii_ids_in_a_table_are_checked_and_pickled_as_text():
+    """A table given ASCII ids as bytes refuses repeated ids with the text's message, never needs
+    the text for an estimate, and copies, pickles and subsets as the text."""
+    import pickle
+
+    from perdoc import DocTable, estimate
+    from perdoc.errors import InputError
+    from perdoc.reading._rows import _ascii_ids
+    from perdoc.reading.table import AsciiIds
+    n, s = [3.0, 2.0, 4.0], [1.0, 0.0, 2.0]
+    with pytest.raises(InputError, match="document id 'd2' appears 2 times"):
+        DocTable.from_arrays([3.0, 2.0, 4.0, 1.0], [1.0, 0.0, 2.0, 1.0],
+                             doc=_ascii_ids(np.array(["d1", "d2", "d2", "d3"], dtype=object)))
+    t = DocTable.from_arrays(n, s, doc=_ascii_ids(np.array(["d1", "d2", "d3"], dtype=object)))
+    held = t.__dict__["_doc_ids"]
+    assert isinstance(held, AsciiIds)
+    est = estimate(t, replicates=0)
+    assert held._text is None
+    assert est.to_dict() == estimate(DocTable.from_arrays(n, s, doc=["d1", "d2", "d3"]), replicates=0).to_dict()
+    back = pickle.loads(pickle.dumps(t))
+    assert back.doc.tolist() == t.doc.tolist() == ["d1", "d2", "d3"] and t.take([2]).doc.tolist() == ["d3"]
+    # ids out of text order are kept in the given order, as text
+    t = DocTable.from_arrays(n, s, doc=_ascii_ids(np.array(["d3", "d1", "d2"], dtype=object)))
+    assert t.doc.tolist() == ["d3", "d1", "d2"]
+
+
+@pytest.mark.parametrize("kind", ["plain", "mixed case", "similar", "lengths"])
+def test_text_ids_read_from_a_file_match_the_text_route(tmp_path, kind):
+    """Loading string ids (kept as bytes) gives the table, the similar-id refusal and the estimate
+    that the ids as unicode text give."""
+    import pandas as pd
+
+    from perdoc import estimate, load_chunks
+    from perdoc.errors import InputError
+    rng = np.random.default_rng(len(kind))
+    ids = np.array([f"doc-{i:05d}" for i in rng.permutation(3000)], dtype=object)
+    if kind == "mixed case":
+        ids = np.array([v.upper() if i % 3 == 0 else v for i, v in enumerate(ids)], dtype=object)
+    elif kind == "similar":
+        ids[5] = ids[9].upper()
+    elif kind == "lengths":
+        ids = np.array([v[: 4 + i % 6] + str(i) for i, v in enumerate(ids)], dtype=object)
+    df = pd.DataFrame({"doc_id": np.repeat(ids, 2), "hit": rng.integers(0, 2, ids.size * 2)})
+    path = tmp_path / "ids.parquet"
+    df.to_parquet(path)
+    if kind == "similar":
+        with pytest.raises(InputError, match="differ only in surrounding spaces, letter case"):
+            load_chunks(path, doc="doc_id", score="hit")
+        table = load_chunks(path, doc="doc_id", score="hit", allow_similar_ids=True)
+        assert table.source["similar_ids"]["groups"] == 1
+    else:
+        table = load_chunks(path, doc="doc_id", score="hit")
+    expected = sorted(set(ids.tolist()))
+    assert table.doc.tolist() == expected and table.doc.dtype == np.dtype(f"U{max(map(len, expected))}")
+    counts = df.groupby("doc_id").hit.agg(["size", "sum"]).loc[expected]
+    np.testing.assert_array_equal(table.n, counts["size"].to_numpy(float))
+    np.testing.assert_array_equal(table.s, counts["sum"].to_numpy(float))

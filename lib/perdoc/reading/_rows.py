@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from ..messages import Message
 from .export import neutralise_csv_cell, write_table
-from .table import DeferredIds, DocTable
+from .table import AsciiIds, DeferredIds, DocTable
 from . import formats as _formats
 
 #: Beyond these magnitudes the sums are rescaled by a power of two (see DocTable.scale).
@@ -57,6 +57,8 @@ def _chunk_rows(res: dict, doc: str, score: str, label: str):
     rows, every row with a document id, every score a finite number."""
     counts = _plain(res["n"], float)
     docs = res["doc"]
+    if type(docs) is np.ndarray and docs.dtype.kind == "O":
+        docs = _ascii_ids(docs) or docs
     # text already, or integer ids whose text is written when first read: no id missing
     text = isinstance(docs, DeferredIds) or (isinstance(docs, np.ndarray) and docs.dtype.kind == "U")
     if not text:
@@ -93,6 +95,7 @@ def _chunk_table(res: dict, *, counts, docs, rows, doc, score, attrs, metric, al
         lo_a, hi_a = _plain(res[f"a_min_{i}"], object), _plain(res[f"a_max_{i}"], object)
         differ = lo_a != hi_a
         if differ.any():
+            docs = docs.build() if isinstance(docs, DeferredIds) else docs
             raise InputError(f"column '{col}' in {label}: {int(differ.sum())} document(s) have more than one "
                              f"value (e.g. document {_short(docs[differ][0])!r}: {_short(lo_a[differ][0])!r} and "
                              f"{_short(hi_a[differ][0])!r}); it must describe the document, one value each")
@@ -285,9 +288,62 @@ def _id_key(value: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).casefold())
 
 
+def _ascii_ids(docs: np.ndarray) -> AsciiIds | None:
+    """The text ids of a one-dimensional object array as :class:`AsciiIds` when every one is ASCII
+    text without a NUL (else None: a missing id, a number, other characters). Their bytes are
+    laid out at C speed from the ids joined by NULs, not converted one Python string at a time."""
+    values = docs.tolist()
+    try:
+        joined = "\x00".join(values)
+    except TypeError:   # (some id is not text)
+        return None
+    K = len(values)
+    del values
+    if K == 0 or not joined.isascii():
+        return None
+    b = np.frombuffer(joined.encode("ascii"), np.uint8)
+    del joined
+    seps = np.flatnonzero(b == 0)
+    if seps.size != K - 1:   # (an id holds a NUL)
+        return None
+    lens = np.diff(seps, prepend=-1, append=b.size) - 1
+    width = int(lens.max())
+    if width == 0:
+        return None
+    if int(lens.min()) == width:     # (ids of one length: row d starts at byte d * (width + 1))
+        rows = np.lib.stride_tricks.as_strided(b, shape=(K, width), strides=(width + 1, 1), writeable=False)
+        raw = np.ascontiguousarray(rows).view(f"S{width}").reshape(K)
+    else:
+        raw = np.zeros(K, dtype=f"S{width}")
+        raw.view(np.uint8).reshape(K, width)[np.arange(width) < lens[:, None]] = b[b != 0]
+    return AsciiIds(raw, plain=not _folded(b))
+
+
+#: The ASCII spaces ``str.strip()`` removes, by byte value.
+_SPACE_BYTES = np.zeros(256, dtype=bool)
+_SPACE_BYTES[[ord(c) for c in _ASCII_SPACE]] = True
+
+
+def _folded(b: np.ndarray) -> bool:
+    """Whether ASCII bytes ``b`` hold an upper-case letter or a space (what the similar-ids key
+    changes), a megabyte at a time (uint8 arithmetic wraps: ``b - 65 < 26`` is A to Z)."""
+    for start in range(0, b.size, 1 << 20):
+        block = b[start:start + (1 << 20)]
+        if np.any((block - 65) < 26):
+            return True
+        low = (block - 1) < 32         # (bytes 1 to 32; the NUL separators are 0)
+        if low.any() and _SPACE_BYTES[block[low]].any():
+            return True
+    return False
+
+
 def _similar_ids(docs, col: str, label: str, allow: bool, *, distinct: bool = True) -> dict:
     """Distinct ids that collide once surrounding spaces, Unicode form and letter case are set aside.
     O(K) over the K ids after aggregation (``distinct``: no id repeats); refuses unless ``allow``."""
+    if isinstance(docs, AsciiIds):
+        if docs.plain and distinct:   # (each id is its own key)
+            return {}
+        docs = docs.build()
     ids = [v for v in np.asarray(docs, dtype=object).tolist() if v is not None]
     count = len(ids) if distinct else len(set(ids))
     joined = "\x00".join(ids)
