@@ -651,3 +651,77 @@ def test_text_ids_read_from_a_file_match_the_text_route(tmp_path, kind):
     counts = df.groupby("doc_id").hit.agg(["size", "sum"]).loc[expected]
     np.testing.assert_array_equal(table.n, counts["size"].to_numpy(float))
     np.testing.assert_array_equal(table.s, counts["sum"].to_numpy(float))
+
+
+@pytest.mark.parametrize("kind", ["ascii", "lengths", "non-ascii"])
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_text_ids_of_a_file_sorted_by_them_are_put_in_order_here(tmp_path, kind, order):
+    """A Parquet file sorted by its text ids (told by its row groups' bounds) is grouped without
+    DuckDB's ORDER BY and the groups put in order here; a shuffled file is ordered by DuckDB. Either
+    way the table is the one of the ids' text order, with the right sums."""
+    import pandas as pd
+
+    from perdoc import load_chunks
+    from perdoc.reading.io import _open_source
+    rng = np.random.default_rng([len(kind), len(order)])
+    ids = [f"doc-{i:05d}" for i in range(4000)]
+    if kind == "lengths":
+        ids = [v[: 2 + i % 7] + str(i) for i, v in enumerate(ids)]
+    elif kind == "non-ascii":
+        ids = [("é" if i % 5 == 0 else "") + v for i, v in enumerate(ids)]
+    sizes = rng.integers(1, 6, len(ids))
+    df = pd.DataFrame({"doc_id": np.repeat(np.array(ids, dtype=object), sizes),
+                       "hit": rng.integers(0, 2, int(sizes.sum())).astype("int8")})
+    df = df.sort_values("doc_id", kind="stable") if order == "sorted" else df.sample(frac=1.0, random_state=1)
+    path = tmp_path / "ids.parquet"
+    df.to_parquet(path, row_group_size=1000)
+    with _open_source(str(path), None) as src:
+        assert src.sorted_by("doc_id") == (order == "sorted")
+        assert not src.sorted_by("hit") or order == "sorted"
+    table = load_chunks(path, doc="doc_id", score="hit")
+    expected = sorted(set(ids))
+    assert table.doc.tolist() == expected
+    counts = df.groupby("doc_id").hit.agg(["size", "sum"]).loc[expected]
+    np.testing.assert_array_equal(table.n, counts["size"].to_numpy(float))
+    np.testing.assert_array_equal(table.s, counts["sum"].to_numpy(float))
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_missing_and_blank_ids_are_counted_wherever_their_groups_come(tmp_path, order):
+    """Rows without a document id (missing, or blank in two spellings) are refused with their whole
+    count, in a file sorted by id (grouped without ORDER BY) and in a shuffled one."""
+    import pandas as pd
+
+    from perdoc import load_chunks
+    from perdoc.errors import InputError
+    ids = [f"d{i:04d}" for i in range(3000)]
+    doc = np.array(ids * 2 + [None] * 3 + [""] * 2 + ["  "] * 4, dtype=object)
+    df = pd.DataFrame({"doc_id": doc, "hit": np.arange(doc.size) % 2})
+    df = df.sort_values("doc_id", na_position="first") if order == "sorted" else df.sample(frac=1.0, random_state=2)
+    path = tmp_path / "ids.parquet"
+    df.to_parquet(path, row_group_size=700)
+    with pytest.raises(InputError, match=r"column 'doc_id' in .*: 9 of 6009 row\(s\) have no document id"):
+        load_chunks(path, doc="doc_id", score="hit")
+
+
+def test_text_ids_in_order_merges_runs_and_sorts_others():
+    from perdoc.reading.io import _text_ids_in_order
+    from perdoc.reading.table import AsciiIds
+    rng = np.random.default_rng(5)
+    ids = np.array(sorted(f"k{v}" for v in rng.choice(10**9, 5000, replace=False)), dtype=object)
+    for arrangement in ("runs", "shuffled", "non-ascii"):
+        part = rng.integers(0, 5, ids.size)
+        if arrangement == "runs":
+            perm = np.concatenate([np.flatnonzero(part == p) for p in range(5)])
+        else:
+            perm = rng.permutation(ids.size)
+        doc = ids[perm].copy()
+        if arrangement == "non-ascii":
+            doc[::7] = np.array([v + "ü" for v in doc[::7]], dtype=object)
+        res = _text_ids_in_order({"doc": doc, "n": perm.astype(float), "s": -perm.astype(float)})
+        want = np.argsort(doc.astype(str), kind="stable")
+        got_doc = res["doc"].build() if isinstance(res["doc"], AsciiIds) else res["doc"]
+        assert isinstance(res["doc"], AsciiIds) == (arrangement != "non-ascii")
+        assert got_doc.tolist() == doc[want].tolist()
+        np.testing.assert_array_equal(res["n"], perm[want].astype(float))
+        np.testing.assert_array_equal(res["s"], -perm[want].astype(float))

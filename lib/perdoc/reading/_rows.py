@@ -66,8 +66,9 @@ def _chunk_rows(res: dict, doc: str, score: str, label: str):
     rows = int(counts.sum())
     if rows == 0:
         raise InputError(f"{label} has no data rows")
-    if not text and docs.size and docs[-1] is None:  # sorted NULLS LAST: only the last can be missing
-        k = int(counts[-1])
+    missing = None if text or not docs.size else (docs == None)  # noqa: E711 (elementwise)
+    if missing is not None and missing.any():
+        k = int(counts[missing].sum())
         raise InputError(f"column '{doc}' in {label}: {k} of {rows} row(s) have no document id; "
                          "every row needs a document id")
     _check_scores(res, score, label, null="n_null", text="n_text", example="ex_text", nan="n_nan",

@@ -57,11 +57,11 @@ from .. import _allocator
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from .export import neutralise_csv_cell, write_table
 from ..messages import Message
-from .table import DocTable
+from .table import AsciiIds, DocTable
 from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
     _SCALE_HI, _SCALE_LO,
     _ASCII_SPACE, _COLUMN_RE, _DECLARED, _EXTENSIONS, _FMT_ALIASES, _PASS_FORMAT,
-    _REASONS, _SIMILAR_EXAMPLES, _STDIN, _build, _check_scores, _chunk_metric,
+    _REASONS, _SIMILAR_EXAMPLES, _STDIN, _ascii_ids, _build, _check_scores, _chunk_metric,
     _chunk_rows, _chunk_table, _format_of, _id_key, _metric_info, _not_found,
     _pairs_table, _plain, _scale_for, _short, _similar_ids, _violates,
     _violation_error,
@@ -398,14 +398,19 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
                 SELECT g, {", ".join(aggs + attr_sql)}
                 FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
                 GROUP BY g"""
+    # other ids are ordered by DuckDB, but for a Parquet file sorted by them: its groups come out in
+    # a few ascending runs, which numpy merges faster than DuckDB sorts them (_text_ids_in_order)
+    in_runs = not here and src.sorted_by(doc)
     if here:
         res = src.fetch(grouped)
     else:
-        res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped}) "
-                        "ORDER BY doc NULLS LAST")
+        res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped})"
+                        + ("" if in_runs else " ORDER BY doc NULLS LAST"))
     _allocator.reuse_freed_memory()   # (the command only: the per-document arrays reuse freed pages)
     if here:
         res = _ids_in_text_order(res)
+    elif in_runs:
+        res = _text_ids_in_order(res)
     for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
         if key not in res:
             res[key] = np.array([value], dtype=object if value is None else np.int64)
@@ -806,6 +811,21 @@ class _Source:
             return False
         groups, with_stat, nulls = row[:3]
         return bool(groups and with_stat == groups and nulls == 0)
+
+    def sorted_by(self, name: str) -> bool:
+        """Whether the file's own statistics (a Parquet footer) show its rows sorted by ``name``:
+        each row group's smallest value no smaller than the previous group's largest (compared as
+        text; a guess that only chooses where the rows are put in order)."""
+        if self.parquet_lit is None:
+            return False
+        try:
+            bounds = self.con.execute(
+                f"SELECT stats_min_value, stats_max_value FROM parquet_metadata({self.parquet_lit}) "
+                "WHERE path_in_schema = ? ORDER BY file_name, row_group_id", [name]).fetchall()
+        except duckdb.Error:
+            return False
+        return (len(bounds) > 1 and all(lo is not None and hi is not None for lo, hi in bounds)
+                and all(a[1] <= b[0] for a, b in zip(bounds, bounds[1:])))
 
     def _footer(self, name: str):
         """The Parquet footer's statistics of ``name`` over its row groups, read once: (row groups,
@@ -1302,6 +1322,29 @@ def _ids_in_text_order(res: dict) -> dict:
     for k in list(res):
         out[k] = res.pop(k)[order]
     out["doc"] = text
+    return out
+
+
+def _text_ids_in_order(res: dict) -> dict:
+    """An aggregation with text ids ``doc`` fetched in no particular order, its rows put in the ids'
+    text order (as ``ORDER BY doc NULLS LAST`` would; numpy compares code points, as DuckDB compares
+    UTF-8 bytes): ASCII ids as :class:`~perdoc.reading.table.AsciiIds`, others as a unicode array.
+    With a missing id the rows are left as they are (that is refused next, wherever it lies)."""
+    docs = res["doc"]
+    if type(docs) is not np.ndarray or docs.dtype.kind != "O" or docs.size < 2:
+        return res      # (a masked array: some id is missing)
+    ids = _ascii_ids(docs)
+    key = ids.raw if ids is not None else docs.astype(str)
+    del docs
+    # merged when they come in few ascending runs (grouped from a sorted file), else quick-sorted
+    runs = np.count_nonzero(key[1:] < key[:-1]) + 1
+    order = np.argsort(key, kind="stable" if runs <= key.size // 16 else None)
+    out = {}
+    for k in list(res):
+        if k != "doc":
+            out[k] = res.pop(k)[order]
+    key = key[order]
+    out["doc"] = AsciiIds(key, ids.plain) if ids is not None else key
     return out
 
 
