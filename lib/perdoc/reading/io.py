@@ -411,6 +411,10 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
         res = _ids_in_text_order(res)
     elif in_runs:
         res = _text_ids_in_order(res)
+    elif type(res["doc"]) is np.ndarray and res["doc"].dtype.kind == "O":   # (no id missing)
+        ids = _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
+        if ids is not None:
+            res["doc"] = ids
     for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
         if key not in res:
             res[key] = np.array([value], dtype=object if value is None else np.int64)
@@ -1333,9 +1337,9 @@ def _text_ids_in_order(res: dict) -> dict:
     docs = res["doc"]
     if type(docs) is not np.ndarray or docs.dtype.kind != "O" or docs.size < 2:
         return res      # (a masked array: some id is missing)
-    ids = _ascii_ids(docs)
-    key = ids.raw if ids is not None else docs.astype(str)
     del docs
+    ids = _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
+    key = ids.raw if ids is not None else res.pop("doc").astype(str)
     # merged when they come in few ascending runs (grouped from a sorted file), else quick-sorted
     runs = np.count_nonzero(key[1:] < key[:-1]) + 1
     order = np.argsort(key, kind="stable" if runs <= key.size // 16 else None)
