@@ -179,10 +179,14 @@ def _run(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
 
 
-def test_estimate_imports_no_yaml_numpy_ma_or_scipy(tmp_path):
+@pytest.mark.parametrize("docs,ids", [(30, "int"), (6000, "int"), (6000, "text")])
+def test_estimate_imports_no_yaml_numpy_ma_or_scipy(tmp_path, docs, ids):
+    # (from 4096 documents the diagnostics' quantiles come from buckets, whose code once imported
+    # numpy.ma through np.unique)
     path = tmp_path / "rows.parquet"
-    pq.write_table(pa.table({"d": np.repeat(np.arange(30), 5), "h": (np.arange(150) % 3 == 0).astype(np.int8)}),
-                   path)
+    d = np.repeat(np.arange(docs), 5)
+    pq.write_table(pa.table({"d": d if ids == "int" else np.char.add("doc-", d.astype(str)),
+                             "h": (np.arange(d.size) % 3 == 0).astype(np.int8)}), path)
     out = _run(
         "import sys, io, contextlib, perdoc.cli\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
