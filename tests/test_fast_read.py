@@ -729,3 +729,41 @@ def test_text_ids_in_order_merges_runs_and_sorts_others():
         assert got_doc.tolist() == doc[want].tolist()
         np.testing.assert_array_equal(res["n"], perm[want].astype(float))
         np.testing.assert_array_equal(res["s"], -perm[want].astype(float))
+
+
+@pytest.mark.parametrize("bad", [None, "blank", "text", "both"])
+def test_csv_text_scores_count_bad_fields_in_a_second_pass_only_when_there_are_some(tmp_path, monkeypatch, bad):
+    """A CSV score column read as text (booleans) is grouped once, counting the rows whose score is
+    not a number together; only when there are some is it grouped again to count missing and
+    non-numeric scores apart, with an example (a field far past the first rows included)."""
+    from perdoc import load_chunks
+    from perdoc.errors import InputError
+    from perdoc.reading import io as pio
+    rng = np.random.default_rng(7)
+    rows = 40_000
+    ids = rng.integers(0, 500, rows)
+    hits = np.where(rng.random(rows) < 0.3, "true", "false").astype(object)
+    if bad in ("blank", "both"):
+        hits[rows - 10] = ""
+        hits[rows - 11] = "   "
+    if bad in ("text", "both"):
+        hits[rows - 5] = "maybe"
+    path = tmp_path / "bools.csv"
+    path.write_text("doc_id,hit\n" + "".join(f"d{i},{h}\n" for i, h in zip(ids, hits)))
+    fetches = []
+    original = pio._Source.fetch
+    monkeypatch.setattr(pio._Source, "fetch", lambda self, sql, params=None: (
+        fetches.append(sql), original(self, sql, params))[1])
+    if bad is None:
+        table = load_chunks(path, doc="doc_id", score="hit")
+        grouped = [q for q in fetches if "GROUP BY g" in q]
+        assert len(grouped) == 1 and "n_bad" in grouped[0] and "ex_text" not in grouped[0]
+        want = {f"d{i}": (int((ids == i).sum()), int(((ids == i) & (hits == "true")).sum())) for i in np.unique(ids)}
+        assert dict(zip(table.doc.tolist(), zip(table.n.astype(int).tolist(), table.s.astype(int).tolist()))) == want
+        return
+    expected = {"blank": r"2 row\(s\) have a missing score;",
+                "text": r"1 row\(s\) have a non-numeric score \(e.g. 'maybe'\);",
+                "both": r"2 row\(s\) have a missing score, 1 row\(s\) have a non-numeric score \(e.g. 'maybe'\);"}[bad]
+    with pytest.raises(InputError, match=r"column 'hit' in .*: " + expected):
+        load_chunks(path, doc="doc_id", score="hit")
+    assert sum("GROUP BY g" in q for q in fetches) == 2

@@ -382,39 +382,52 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     aggs = ["count(*) AS n", f"{agg}(x) AS s"] + ([] if known01 else [f"{agg}(x * x) AS q"])
     if ranged:
         aggs += ["min(x) AS lo", "max(x) AS hi"]
-    if not no_nulls:
-        aggs.append("count(*) - count(raw) AS n_null")
-    if text:
-        aggs += ["count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS n_text",
-                 "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
     if not unit:
         aggs.append("sum(abs(x * (x - 1))) AS dev01")
     if check01:
         aggs.append("count(*) FILTER (WHERE x <> 0 AND x <> 1) AS non01")
+    missing = [] if no_nulls else ["count(*) - count(raw) AS n_null"]
+    if text:
+        missing += ["count(*) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS n_text",
+                    "min(raw) FILTER (WHERE raw IS NOT NULL AND x IS NULL) AS ex_text"]
     # ids of up to 64 bits come back as numbers and are ordered as text and written out here
     # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
     here = src.is_integer_column(doc) and src.types[doc].upper() in _INT64_TYPES
-    grouped = f"""
-                SELECT g, {", ".join(aggs + attr_sql)}
-                FROM (SELECT {src.ref(doc)} AS g, {raw} AS raw, {x} AS x, * FROM {src.relation})
-                GROUP BY g"""
     # other ids are ordered by DuckDB, but for a Parquet file sorted by them: its groups come out in
     # a few ascending runs, which numpy merges faster than DuckDB sorts them (_text_ids_in_order)
     in_runs = not here and src.sorted_by(doc)
-    if here:
-        res = src.fetch(grouped)
+
+    def grouped_sums(aggs: list[str], with_raw: bool) -> dict:
+        grouped = f"""
+                SELECT g, {", ".join(aggs + attr_sql)}
+                FROM (SELECT {src.ref(doc)} AS g, {f"{raw} AS raw, " if with_raw else ""}{x} AS x, *
+                      FROM {src.relation})
+                GROUP BY g"""
+        if here:
+            res = src.fetch(grouped)
+        else:
+            res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped})"
+                            + ("" if in_runs else " ORDER BY doc NULLS LAST"))
+        _allocator.reuse_freed_memory()   # (the command only: the per-document arrays reuse freed pages)
+        if here:
+            return _ids_in_text_order(res)
+        if in_runs:
+            return _text_ids_in_order(res)
+        if type(res["doc"]) is np.ndarray and res["doc"].dtype.kind == "O":   # (no id missing)
+            ids = _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
+            if ids is not None:
+                res["doc"] = ids
+        return res
+
+    if text:
+        # scores read as text: the rows whose score is not a number (missing, blank or text: x is
+        # NULL) are first counted together, and counted apart with an example only when some
+        # document has one (the three aggregates cost a tenth of a pass over a CSV file of booleans)
+        res = grouped_sums(aggs + ["count(*) - count(x) AS n_bad"], with_raw=False)
+        if np.any(_plain(res.pop("n_bad"), float)):
+            res = grouped_sums(aggs + missing, with_raw=True)
     else:
-        res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped})"
-                        + ("" if in_runs else " ORDER BY doc NULLS LAST"))
-    _allocator.reuse_freed_memory()   # (the command only: the per-document arrays reuse freed pages)
-    if here:
-        res = _ids_in_text_order(res)
-    elif in_runs:
-        res = _text_ids_in_order(res)
-    elif type(res["doc"]) is np.ndarray and res["doc"].dtype.kind == "O":   # (no id missing)
-        ids = _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
-        if ids is not None:
-            res["doc"] = ids
+        res = grouped_sums(aggs + missing, with_raw=bool(missing))
     for key, value in (("n_null", 0), ("n_text", 0), ("ex_text", None), ("dev01", 0)):
         if key not in res:
             res[key] = np.array([value], dtype=object if value is None else np.int64)
