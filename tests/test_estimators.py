@@ -101,6 +101,55 @@ def test_ik_df_matches_dense_definition(seed):
     assert micro.df_imbens_kolesar(n, s, q) == pytest.approx(dense_ik_df(n, ys), rel=1e-9)
 
 
+@pytest.mark.parametrize("kind", ["lognormal", "equal", "few sizes", "one dominant", "two long", "beyond 8K",
+                                  "fractional", "graded scores"])
+def test_ik_df_taken_by_size_equals_the_per_document_sums(kind):
+    """From 4,096 documents the Imbens-Kolesar df sums each distinct size once (weighted by its
+    count): the per-document computation's number to the last bits (rel 1e-13); where one document
+    holds most of a leave-one-out total, or the sizes are not small whole numbers, it is the
+    per-document computation itself. A batch gives each row's own number."""
+    rng = np.random.default_rng(len(kind))
+    K = 6000
+    n = np.floor(rng.lognormal(2.5, 1.1, K)) + 1.0
+    if kind == "equal":
+        n = np.full(K, 40.0)
+    elif kind == "few sizes":
+        n = rng.choice([1.0, 7.0, 300.0], K)
+    elif kind == "one dominant":
+        n[17] = 8 * K
+    elif kind == "two long":
+        n[17], n[18] = 8 * K, 4 * K
+    elif kind == "beyond 8K":
+        n[17] = 8 * K + 1
+    elif kind == "fractional":
+        n[17] += 0.5
+    p = rng.beta(2, 5, K)
+    s = rng.binomial(np.floor(n).astype(np.int64), p).astype(float)
+    q = s.copy()
+    if kind == "graded scores":
+        s = s * 0.37 + rng.random(K)
+        q = s * s / n + rng.random(K)
+    sig, rho = micro.normalise_moments(*map(np.asarray, micro.moulton(n, s, q)))
+    each = float(micro._df_ik_each(n, sig, rho))
+    by_size = micro._size_groups(n)
+    got = micro.df_imbens_kolesar(n, s, q)
+    if kind in ("beyond 8K", "fractional"):
+        assert by_size is None and got == each
+    elif kind == "two long":   # (the longer holds most of a total, the other most of what is left)
+        assert by_size is not None and micro._df_imbens_kolesar_by_size(*by_size, float(sig), float(rho)) is None
+        assert got == each
+    else:
+        direct = micro._df_imbens_kolesar_by_size(*by_size, float(sig), float(rho))
+        assert direct is not None
+        assert got == (each if direct is None else direct)
+        assert got == pytest.approx(each, rel=1e-13)
+    batch = micro.df_imbens_kolesar(np.vstack([n, n[::-1]]), np.vstack([s, s[::-1]]), np.vstack([q, q[::-1]]))
+    assert batch[0] == got and batch[1] == micro.df_imbens_kolesar(n[::-1].copy(), s[::-1].copy(), q[::-1].copy())
+    small = micro.df_imbens_kolesar(n[:K // 2], s[:K // 2], q[:K // 2])   # (below 4,096: per document)
+    assert small == float(micro._df_ik_each(n[:K // 2], *micro.normalise_moments(
+        *map(np.asarray, micro.moulton(n[:K // 2], s[:K // 2], q[:K // 2])))))
+
+
 def test_ik_df_reduces_to_bm_without_within_document_correlation():
     # every chunk equals its document's mean: rho > 0 ... instead force rho = 0 via one chunk per doc
     n = np.ones(9)

@@ -234,6 +234,28 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     # the df is scale-free, but its traces hold fourth powers of the scores: bring the moments to
     # about 1 by a power of two (exact, so the df is unchanged) when they are far from it
     sig, rho = normalise_moments(np.asarray(sig), np.asarray(rho))
+    if n.shape[-1] >= _BY_SIZE_MIN:   # (every term depends on a document's size alone)
+        return _out(_df_ik_rows_by_size(n, sig, rho))
+    return _out(_df_ik_each(n, sig, rho))
+
+
+def _df_ik_rows_by_size(n: np.ndarray, sig, rho) -> np.ndarray:
+    """:func:`df_imbens_kolesar` of each sample (row) of ``n`` given its normalised moments, from its
+    distinct sizes where it can (:func:`_df_imbens_kolesar_by_size`), else document by document."""
+    K = n.shape[-1]
+    rows = n.reshape(-1, K)
+    sig = np.broadcast_to(np.asarray(sig, dtype=float), n.shape[:-1]).reshape(-1)
+    rho = np.broadcast_to(np.asarray(rho, dtype=float), n.shape[:-1]).reshape(-1)
+    out = np.empty(rows.shape[0])
+    for i, row in enumerate(rows):
+        sizes = _size_groups(row)
+        df = None if sizes is None else _df_imbens_kolesar_by_size(*sizes, float(sig[i]), float(rho[i]))
+        out[i] = df if df is not None else _df_ik_each(row, sig[i], rho[i])
+    return out.reshape(n.shape[:-1])
+
+
+def _df_ik_each(n: np.ndarray, sig, rho) -> np.ndarray:
+    """:func:`df_imbens_kolesar` document by document, given the normalised moments."""
     sig, rho = np.asarray(sig)[..., None], np.asarray(rho)[..., None]
     # (written in place, operation for operation as the formulas read, so the same bits with about
     # half the arrays alive at once: at 10^6 documents this function was the estimate's memory peak)
@@ -286,7 +308,99 @@ def df_imbens_kolesar(n: np.ndarray, s: np.ndarray, q: np.ndarray):
     off *= w
     trace_sq += np.sum(off, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return _out(np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan))
+        return np.where(trace_sq > 0.0, trace * trace / trace_sq, np.nan)
+
+
+#: From this many documents the size-only sums of :func:`df_imbens_kolesar` are taken once per
+#: distinct size (with its count) when the sizes are whole numbers of at most 8 K: at 10^6 documents
+#: 28 -> 9 ms; below, per document (a few hundred microseconds either way).
+_BY_SIZE_MIN = 4096
+
+
+def _size_groups(n: np.ndarray):
+    """``(sizes, counts)``: the distinct values of one sample's sizes ``n`` and how many documents
+    have each, as floats, when ``n`` holds at least ``_BY_SIZE_MIN`` whole numbers from 1 to 8 K
+    (counted in one pass); None otherwise."""
+    K = n.shape[-1]
+    if n.ndim != 1 or K < _BY_SIZE_MIN or not (float(n.min()) >= 1.0 and float(n.max()) <= 8.0 * K):
+        return None
+    if not _whole(n):
+        return None
+    counts = np.bincount(n.astype(np.intp))
+    sizes = np.flatnonzero(counts)
+    return sizes.astype(float), counts[sizes].astype(float)
+
+
+def _df_imbens_kolesar_by_size(v: np.ndarray, m: np.ndarray, sig: float, rho: float):
+    """:func:`df_imbens_kolesar` from the distinct sizes ``v`` and their counts ``m`` (the terms of a
+    document depend on its size and on the totals alone): each per-document term is formed as there,
+    operation for operation, and the sums over documents are sums over sizes weighted by their
+    counts (so they differ from the per-document sums in the last bits only). A leave-one-out sum
+    ``total - x`` loses at most a bit when no document holds more than half the total; when one does
+    (then it is alone of its size), None: the per-document computation handles it."""
+    N = float(np.sum(m * v))
+    rest = N - v
+    nn = v * v
+    S2 = float(np.sum(m * nn))
+    loo_nn = S2 - nn
+    if not (N <= _EXACT_TOTAL and S2 <= _EXACT_TOTAL):   # (else not every partial sum is exact)
+        return None
+    # diag = sig n + rho (n^2 rest / N + h^2 loo(n^2) N / rest), h = n / N
+    diag = nn * rest
+    diag /= N
+    part = v / N
+    part *= part
+    part *= loo_nn
+    part *= N
+    part /= rest
+    diag += part
+    diag *= rho
+    diag += sig * v
+    trace = float(np.sum(m * diag))
+    trace_sq = float(np.sum(m * (diag * diag)))
+    w = nn / (N * rest)
+    alpha = rho * S2 - sig * N
+    beta = rho * N
+    c = alpha - beta * v
+    wx = w * v
+    wxx = wx * v
+    loo = []
+    for x in (w, wx, wxx):
+        loo_x = _loo_by_size(x, m)
+        if loo_x is None:
+            return None
+        loo.append(loo_x)
+    off = c * c
+    off *= loo[0]
+    c *= 2.0 * beta
+    c *= loo[1]
+    off -= c
+    loo[2] *= beta * beta
+    off += loo[2]
+    off *= w
+    trace_sq += float(np.sum(m * off))
+    return trace * trace / trace_sq if trace_sq > 0.0 else math.nan
+
+
+def _loo_by_size(x: np.ndarray, m: np.ndarray):
+    """:func:`_loo` of positive per-size values ``x`` held by ``m`` documents each: the total minus
+    each when none holds more than half of it; when one does (alone of its size), the others' sum R
+    for it and ``x_max + (R - x)`` for the others, as :func:`_loo_peeled` takes them, when none of
+    them holds half of R; None otherwise."""
+    total = float(np.sum(m * x))
+    if not math.isfinite(total):
+        return None
+    top = int(np.argmax(x))
+    if float(x[top]) <= 0.5 * total:
+        return total - x
+    others = np.delete(x, top)
+    rest = float(np.sum(np.delete(m, top) * others))
+    if m[top] != 1.0 or not (others.size == 0 or float(others.max()) <= 0.5 * rest):
+        return None
+    out = rest - x
+    out += x[top]
+    out[top] = rest
+    return out
 
 
 def normalise_moments(sig, rho):
