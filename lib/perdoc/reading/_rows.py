@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ColumnError, DataFileError, InputError, ParameterError, PerdocError
 from ..messages import Message
 from .export import neutralise_csv_cell, write_table
-from .table import AsciiIds, DeferredIds, DocTable
+from .table import _ASCII_SPACE, _SPACE_BYTES, AsciiIds, DeferredIds, DocTable
 from . import formats as _formats
 
 #: Beyond these magnitudes the sums are rescaled by a power of two (see DocTable.scale).
@@ -280,7 +280,6 @@ def _scale_for(size) -> float:
     return math.ldexp(1.0, min(max(-exponent, -1022), 1023))
 
 
-_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.strip() removes from ASCII text
 
 
 def _id_key(value: str) -> str:
@@ -320,11 +319,6 @@ def _ascii_ids(docs: np.ndarray, release=None) -> AsciiIds | None:
         raw = np.zeros(K, dtype=f"S{width}")
         raw.view(np.uint8).reshape(K, width)[np.arange(width) < lens[:, None]] = b[b != 0]
     return AsciiIds(raw, plain=not _folded(b))
-
-
-#: The ASCII spaces ``str.strip()`` removes, by byte value.
-_SPACE_BYTES = np.zeros(256, dtype=bool)
-_SPACE_BYTES[[ord(c) for c in _ASCII_SPACE]] = True
 
 
 def _folded(b: np.ndarray) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .table import MAX_COUNT, DocTable
+from .table import _SPACE_BYTES, MAX_COUNT, DocTable
 
 __all__ = ["Frame", "FrameTotals", "read_frame", "read_frame_hashed", "FRAME_SIZE_COLUMN"]
 
@@ -306,10 +306,6 @@ def _check_ids_exactly(doc, label: str, column: str, allow_similar_ids: bool, *,
         from ._rows import _similar_ids
         _similar_ids(doc, column, label, allow_similar_ids)
 
-
-#: ASCII characters that ``str.strip()`` removes (``perdoc._rows._ASCII_SPACE``), by byte value.
-_SPACE_BYTES = np.zeros(256, dtype=bool)
-_SPACE_BYTES[[ord(c) for c in " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"]] = True
 
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 #: The low 0..8 bytes of a 64-bit word.

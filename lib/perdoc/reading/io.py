@@ -413,10 +413,9 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
             return _ids_in_text_order(res)
         if in_runs:
             return _text_ids_in_order(res)
-        if type(res["doc"]) is np.ndarray and res["doc"].dtype.kind == "O":   # (no id missing)
-            ids = _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
-            if ids is not None:
-                res["doc"] = ids
+        ids = _take_ascii_ids(res)
+        if ids is not None:
+            res["doc"] = ids
         return res
 
     if text:
@@ -1347,15 +1346,11 @@ def _text_ids_in_order(res: dict) -> dict:
     text order (as ``ORDER BY doc NULLS LAST`` would; numpy compares code points, as DuckDB compares
     UTF-8 bytes): ASCII ids as :class:`~perdoc.reading.table.AsciiIds`, others as a unicode array.
     With a missing id the rows are left as they are (that is refused next, wherever it lies)."""
-    docs = res["doc"]
-    if type(docs) is not np.ndarray or docs.dtype.kind != "O" or docs.size < 2:
+    if not _text_doc_column(res) or res["doc"].size < 2:
         return res      # (a masked array: some id is missing)
-    del docs
-    ids = _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
+    ids = _take_ascii_ids(res)
     key = ids.raw if ids is not None else res.pop("doc").astype(str)
-    # merged when they come in few ascending runs (grouped from a sorted file), else quick-sorted
-    runs = np.count_nonzero(key[1:] < key[:-1]) + 1
-    order = np.argsort(key, kind="stable" if runs <= key.size // 16 else None)
+    order = np.argsort(key, kind=_sort_kind(key))
     out = {}
     for k in list(res):
         if k != "doc":
@@ -1363,6 +1358,26 @@ def _text_ids_in_order(res: dict) -> dict:
     key = key[order]
     out["doc"] = AsciiIds(key, ids.plain) if ids is not None else key
     return out
+
+
+def _text_doc_column(res: dict) -> bool:
+    """Whether an aggregation's ids ``doc`` came as a plain object array (text, none missing)."""
+    return type(res["doc"]) is np.ndarray and res["doc"].dtype.kind == "O"
+
+
+def _take_ascii_ids(res: dict) -> AsciiIds | None:
+    """``res["doc"]`` as :class:`~perdoc.reading.table.AsciiIds` when its ids are ASCII text, taken
+    out of ``res`` as soon as they qualify (their Python strings go before the bytes are laid out);
+    else None, ``res`` untouched."""
+    if not _text_doc_column(res):
+        return None
+    return _ascii_ids(res["doc"], release=lambda: res.pop("doc"))
+
+
+def _sort_kind(key: np.ndarray) -> str:
+    """numpy's merge sort (timsort) for distinct keys in few monotone runs (grouped from a file
+    sorted by document: it follows the runs), else the quicksort."""
+    return "stable" if _monotone_runs(key) <= key.size // 16 else "quicksort"
 
 
 def _int_text_order(v: np.ndarray, *, defer: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -1405,7 +1420,7 @@ def _int_text_order(v: np.ndarray, *, defer: bool = False) -> tuple[np.ndarray, 
     # partition, a number of digits and a sign; negative ids descend as they grow): a merge sort
     # (numpy's timsort) follows those runs (6-8 ms for 10^6 ids in a few hundred, against 52-55 ms
     # for the quicksort, which shuffled ids need: the timsort took 61 there)
-    kind = "stable" if _monotone_runs(key) <= K // 16 else "quicksort"
+    kind = _sort_kind(key)
     if bits + places <= 64:
         # the key and its position packed in 64 bits: one (vectorised) sort of them is two to three
         # times faster than an argsort of the keys; the keys are distinct, so the order is the same

@@ -60,6 +60,12 @@ class DeferredIds:
         self.size, self._text, self._build = state["size"], state["text"], None
 
 
+#: What ``str.strip()`` removes from ASCII text, and the same by byte value (the similar-ids rule).
+_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_SPACE_BYTES = np.zeros(256, dtype=bool)
+_SPACE_BYTES[[ord(c) for c in _ASCII_SPACE]] = True
+
+
 class AsciiIds(DeferredIds):
     """Text ids that are all ASCII (no NUL), kept as bytes until first read: ``raw`` is a numpy
     ``S`` array in the loader's order (bytes compare as the text does), its text the unicode array
