@@ -309,21 +309,16 @@ def _ascii_ids(docs: np.ndarray, release=None) -> AsciiIds | None:
     del joined
     seps = np.flatnonzero(b == 0)
     lens = np.diff(seps, prepend=-1, append=b.size) - 1
-    if int(lens.max()) == 0:
+    width = int(lens.max())
+    if width == 0:
         return None
-    return AsciiIds(_byte_rows(b, lens, gap=1), plain=not _folded(b))
-
-
-def _byte_rows(b: np.ndarray, lens: np.ndarray, gap: int = 0) -> np.ndarray:
-    """The rows of bytes ``b`` (``lens[i]`` bytes each, ``gap`` bytes between two, none of the rows'
-    bytes 0) laid out as a numpy ``S`` array as wide as the longest."""
-    K, width = lens.size, max(1, int(lens.max()))
-    if int(lens.min()) == width:     # (rows of one length: row d starts at byte d * (width + gap))
-        rows = np.lib.stride_tricks.as_strided(b, shape=(K, width), strides=(width + gap, 1), writeable=False)
-        return np.ascontiguousarray(rows).view(f"S{width}").reshape(K)
-    raw = np.zeros(K, dtype=f"S{width}")
-    raw.view(np.uint8).reshape(K, width)[np.arange(width) < lens[:, None]] = b[b != 0] if gap else b
-    return raw
+    if int(lens.min()) == width:     # (ids of one length: row d starts at byte d * (width + 1))
+        rows = np.lib.stride_tricks.as_strided(b, shape=(K, width), strides=(width + 1, 1), writeable=False)
+        raw = np.ascontiguousarray(rows).view(f"S{width}").reshape(K)
+    else:
+        raw = np.zeros(K, dtype=f"S{width}")
+        raw.view(np.uint8).reshape(K, width)[np.arange(width) < lens[:, None]] = b[b != 0]
+    return AsciiIds(raw, plain=not _folded(b))
 
 
 def _folded(b: np.ndarray) -> bool:

@@ -418,13 +418,7 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
             res["doc"] = ids
         return res
 
-    # a large Parquet file grouped by document, its scores' kind known from its type or footer: its
-    # runs of rows are summed as they come (sorted_file), without DuckDB's hash aggregation
-    res = (_sorted_file_sums(src, doc, score, known01)
-           if not attr_sql and not text and unit and not ranged and not check01 else None)
-    if res is not None:
-        pass
-    elif text:
+    if text:
         # scores read as text: the rows whose score is not a number (missing, blank or text: x is
         # NULL) are first counted together, and counted apart with an example only when some
         # document has one (the three aggregates cost a tenth of a pass over a CSV file of booleans)
@@ -439,38 +433,6 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     if known01:
         res["q"] = res["s"]
     return res
-
-
-def _steps_back(bounds) -> int:
-    """How many row groups (:meth:`_Source._bounds`) start below the previous group's largest value."""
-    return sum(b[1] < a[2] for a, b in zip(bounds, bounds[1:]))
-
-
-def _sorted_file_sums(src: _Source, doc: str, score: str, known01: bool) -> dict | None:
-    """:func:`~perdoc.reading.sorted_file.sorted_sums` of a large Parquet file sorted by document
-    (its runs of rows summed in their order, without DuckDB's hash aggregation), its ids in text
-    order as :func:`_grouped_chunk_sums` gives them; None when the file is not such a file."""
-    from . import sorted_file
-    if src.parquet_lit is None or src.disk is None or src.refs:
-        return None
-    if not src.grouped_by(doc, sorted_file.MIN_ROWS):
-        return None
-    if not (src.without_nulls(doc) and src.without_nulls(score)):
-        return None
-    if not (src.is_integer_column(doc) or src.types[doc].upper() == "VARCHAR"):
-        return None
-    bound = None
-    if src.is_integer(score) and not known01:
-        rng = src.footer_range(score)
-        if rng is None:
-            return None
-        bound = max(-rng[0], rng[1])
-    threads = int(src.con.execute("SELECT current_setting('threads')").fetchone()[0])
-    res = sorted_file.sorted_sums(src.disk, doc, score, squares=not known01, threads=threads, int_bound=bound)
-    if res is None:
-        return None
-    _allocator.reuse_freed_memory()   # (as after DuckDB's aggregation)
-    return _ids_in_text_order(res) if "g" in res else res
 
 
 def _compensated_sums(src: _Source, res: dict, doc: str, x: str, scale: float | None = None
@@ -868,43 +830,18 @@ class _Source:
 
     def sorted_by(self, name: str) -> bool:
         """Whether the file's own statistics (a Parquet footer) show its rows sorted by ``name``:
-        each row group's smallest value no smaller than the previous group's largest (a guess that
-        only chooses where the rows are put in order)."""
-        bounds = self._bounds(name)
-        return bounds is not None and len(bounds) > 1 and _steps_back(bounds) == 0
-
-    def grouped_by(self, name: str, min_rows: int) -> bool:
-        """Whether a Parquet file of at least ``min_rows`` rows looks grouped by ``name`` from its
-        footer: its row groups follow one another in the values' order but for a few steps back (at
-        most 2, or one group in 16: integer ids that wrap around, a file of a few sorted parts),
-        where a shuffled file's groups each span nearly every value. A guess: what is read decides."""
-        bounds = self._bounds(name)
-        if bounds is None or sum(rows for rows, _, _ in bounds) < min_rows:
-            return False
-        return _steps_back(bounds) <= max(2, len(bounds) // 16)
-
-    def _bounds(self, name: str):
-        """Each row group's (rows, smallest, largest value of ``name``) from the Parquet footer, in the
-        file's order, compared as numbers for an integer column and as text otherwise; None without a
-        Parquet file, or when a group's statistics lack them."""
+        each row group's smallest value no smaller than the previous group's largest (compared as
+        text; a guess that only chooses where the rows are put in order)."""
         if self.parquet_lit is None:
-            return None
-        key = ("bounds", name)
-        if key not in self.stats:
-            try:
-                rows = self.con.execute(
-                    f"SELECT row_group_num_rows, stats_min_value, stats_max_value FROM parquet_metadata("
-                    f"{self.parquet_lit}) WHERE path_in_schema = ? ORDER BY file_name, row_group_id",
-                    [name]).fetchall()
-            except duckdb.Error:
-                rows = []
-            cast = int if self.is_integer_column(name) else str
-            try:
-                self.stats[key] = [(n, cast(lo), cast(hi)) for n, lo, hi in rows] if rows and all(
-                    lo is not None and hi is not None for _, lo, hi in rows) else None
-            except ValueError:
-                self.stats[key] = None
-        return self.stats[key]
+            return False
+        try:
+            bounds = self.con.execute(
+                f"SELECT stats_min_value, stats_max_value FROM parquet_metadata({self.parquet_lit}) "
+                "WHERE path_in_schema = ? ORDER BY file_name, row_group_id", [name]).fetchall()
+        except duckdb.Error:
+            return False
+        return (len(bounds) > 1 and all(lo is not None and hi is not None for lo, hi in bounds)
+                and all(a[1] <= b[0] for a, b in zip(bounds, bounds[1:])))
 
     def _footer(self, name: str):
         """The Parquet footer's statistics of ``name`` over its row groups, read once: (row groups,
