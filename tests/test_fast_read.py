@@ -767,3 +767,58 @@ def test_csv_text_scores_count_bad_fields_in_a_second_pass_only_when_there_are_s
     with pytest.raises(InputError, match=r"column 'hit' in .*: " + expected):
         load_chunks(path, doc="doc_id", score="hit")
     assert sum("GROUP BY g" in q for q in fetches) == 2
+
+
+def test_ordinary_size_brackets_the_largest_score_by_the_sums():
+    from perdoc.reading.io import _ordinary_size
+    from perdoc.reading._rows import _scale_for
+    rng = np.random.default_rng(9)
+    for size in (1.0, 2.0 ** 150, 2.0 ** 199, 2.0 ** 210, 2.0 ** -150, 2.0 ** -199, 2.0 ** -210, 2.0 ** -600):
+        x = rng.random(500) * size
+        doc = np.repeat(np.arange(50), 10)
+        n = np.bincount(doc).astype(float)
+        s, q = np.bincount(doc, x), np.bincount(doc, x * x)
+        ordinary = _ordinary_size(n, s, q)
+        # (never "ordinary" where the scores need another scale; unsure only near 2^+-200)
+        assert not ordinary or _scale_for(float(np.max(np.abs(x)))) == 1.0, size
+        assert ordinary == (2.0 ** -190 <= size <= 2.0 ** 190), size
+    zeros = np.zeros(5)
+    assert not _ordinary_size(np.ones(5), zeros, zeros)     # (all 0, or too small to square: look)
+    assert not _ordinary_size(np.ones(2), np.array([1.0, np.nan]), np.array([1.0, 1.0]))
+
+
+@pytest.mark.parametrize("case", ["proportion", "score", "zero-one spelled 0.00", "tiny", "huge"])
+@pytest.mark.parametrize("looked", [True, False])
+def test_scores_of_unknown_range_get_their_kind_and_scale_from_one_count(tmp_path, monkeypatch, case, looked):
+    """A CSV file's float scores: the pass counts those outside [0, 1] instead of finding each
+    document's smallest and largest; the kind of metric, the scale and the sums are what the scores
+    say."""
+    from perdoc import load_chunks
+    rng = np.random.default_rng(len(case))
+    rows = 60000
+    doc = rng.integers(0, 400, rows)
+    x = {"proportion": rng.random(rows), "score": rng.normal(0, 2, rows),
+         "zero-one spelled 0.00": (rng.random(rows) < 0.3).astype(float),
+         "tiny": rng.random(rows) * 1e-250, "huge": rng.random(rows) * 1e250}[case]
+    fmt = "{:.2f}" if case == "zero-one spelled 0.00" else "{!r}"
+    path = tmp_path / "s.csv"
+    with open(path, "w") as fh:
+        fh.write("doc_id,y\n" + "".join(f"d{d},{fmt.format(v)}\n" for d, v in zip(doc.tolist(), x.tolist())))
+    # a file large enough to be looked at (whose first rows do not look 0/1 here) gets its 0/1 test
+    # from the count outside [0, 1] and q = s, confirmed by _only_01; a smaller one counts the scores
+    # other than 0 and 1 in the pass
+    monkeypatch.setattr(pio, "_LOOK_MIN_BYTES", 1000 if looked else 1 << 40)
+    passes = []
+    real = pio._Source.fetch
+    monkeypatch.setattr(pio._Source, "fetch", lambda self, sql, params=None: passes.append(sql) or real(self, sql, params))
+    t = load_chunks(path, "doc_id", "y")
+    assert len(passes) == {"zero-one spelled 0.00": 2 if looked else 1, "tiny": 3, "huge": 4}.get(case, 1), passes
+    kind = {"proportion": "proportion", "score": "score", "zero-one spelled 0.00": "binary",
+            "tiny": "proportion", "huge": "score"}[case]
+    assert t.source["metric"] == kind
+    order = np.argsort(np.array([f"d{d}" for d in range(400)]))
+    scale = t.scale
+    assert (scale == 1.0) == (case not in ("tiny", "huge"))
+    y = x * scale       # (the sums are kept rescaled, by a power of two)
+    np.testing.assert_allclose(t.s, np.bincount(doc, y, minlength=400)[order], rtol=1e-12)
+    np.testing.assert_allclose(t.q, np.bincount(doc, y * y, minlength=400)[order], rtol=1e-12)
