@@ -822,3 +822,24 @@ def test_scores_of_unknown_range_get_their_kind_and_scale_from_one_count(tmp_pat
     y = x * scale       # (the sums are kept rescaled, by a power of two)
     np.testing.assert_allclose(t.s, np.bincount(doc, y, minlength=400)[order], rtol=1e-12)
     np.testing.assert_allclose(t.q, np.bincount(doc, y * y, minlength=400)[order], rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_zero_one_scores_whose_first_rows_were_not_looked_at_take_one_pass(tmp_path, monkeypatch, fmt):
+    """JSON Lines (never looked at) and a CSV file too small to be: their 0/1 scores are told from the
+    one pass, which counts the scores other than 0 and 1 (no second pass, whatever the file's size)."""
+    from perdoc import load_chunks
+    monkeypatch.setattr(pio, "_LOOK_MIN_BYTES", 1000 if fmt == "jsonl" else 1 << 40)
+    rng = np.random.default_rng(2)
+    doc, hit = rng.integers(0, 50, 3000), (rng.random(3000) < 0.4).astype(float)
+    path = tmp_path / f"r.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(f'{{"doc_id": "d{d}", "y": {h!r}}}\n' for d, h in zip(doc.tolist(), hit.tolist())))
+    else:
+        path.write_text("doc_id,y\n" + "".join(f"d{d},{h!r}\n" for d, h in zip(doc.tolist(), hit.tolist())))
+    passes = []
+    real = pio._Source.fetch
+    monkeypatch.setattr(pio._Source, "fetch", lambda self, sql, params=None: passes.append(sql) or real(self, sql, params))
+    t = load_chunks(path, "doc_id", "y")
+    assert t.source["metric"] == "binary" and len(passes) == 1
+    assert float(np.sum(t.s)) == float(hit.sum())

@@ -293,7 +293,9 @@ def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
     # booleans, and integers whose footer shows them all in [0, 1], are 0/1 before any row is
     # read: then x^2 = x, and the pass sums x only (q is s)
     known01 = src.types[score].upper() == "BOOLEAN" or (exact and src.within_unit_interval(score))
-    looked = src.fmt == "dataframe" or (src.nbytes or 0) >= _LOOK_MIN_BYTES
+    # (what _looks_01 reads the first rows of: a DataFrame, a CSV/TSV file of 4 MiB or more)
+    looked = src.fmt == "dataframe" or (src.csv_read is not None
+                                        and (src.nbytes or 0) >= _LOOK_MIN_BYTES)
     if not exact and rng is None and not known01 and _looks_01(src, score, x):
         # scores of unknown kind (text files, DataFrames) whose first rows are all 0 or 1: one pass
         # sums them as 0/1 scores (count and sum) and counts the rows that are not, instead of
@@ -304,7 +306,7 @@ def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
         if not np.any(_plain(res.pop("non01"), float)):
             return raw, x, text, True, None, res     # (0/1 scores sum exactly, as integers do)
     # scores of unknown range: the pass counts those outside [0, 1] (the kind of metric), and for a
-    # source too small to have been looked at, those that are not 0 or 1 too (one pass, no _only_01)
+    # source whose first rows were not looked at, those that are not 0 or 1 too (one pass, no _only_01)
     outside01 = not exact and rng is None
     res = _grouped_chunk_sums(src, doc, score, raw, x, text, attrs=attrs, compensated=not exact,
                               outside01=outside01, known01=known01, check01=outside01 and not looked)
