@@ -843,3 +843,39 @@ def test_zero_one_scores_whose_first_rows_were_not_looked_at_take_one_pass(tmp_p
     t = load_chunks(path, "doc_id", "y")
     assert t.source["metric"] == "binary" and len(passes) == 1
     assert float(np.sum(t.s)) == float(hit.sum())
+
+
+@pytest.mark.parametrize("case", ["integers", "negative", "zero-padded later", "spaces later", "beyond int64",
+                                  "text later", "missing later"])
+def test_csv_ids_that_spell_integers_give_the_text_routes_table(tmp_path, monkeypatch, case):
+    """A CSV file whose first ids are integers as their text writes them groups each id as the
+    integer it spells, and the ids that spell none (or spell one otherwise: "007", " 7") keep their
+    text: the table, its order, its refusals and its similar-ids check are the text route's."""
+    rng = np.random.default_rng(len(case))
+    k, rows = 3000, 20000
+    ids = [str(v) for v in rng.choice(10**9, k, replace=False) - (5 * 10**8 if case == "negative" else 0)]
+    doc = [ids[i] for i in rng.integers(0, k, rows)]
+    late = range(rows - 50, rows)
+    for j in late:
+        doc[j] = {"zero-padded later": "00" + doc[j], "spaces later": " " + doc[j] + " ",
+                  "beyond int64": "9" * 19 + str(j % 7), "text later": f"doc-{j % 9}",
+                  "missing later": "" if j % 2 else "  "}.get(case, doc[j])
+    path = tmp_path / "ids.csv"
+    with open(path, "w") as fh:
+        fh.write("doc_id,hit\n" + "".join(f'"{d}",{int(h)}\n' for d, h in zip(doc, rng.random(rows) < 0.3)))
+    seen = []
+    real = pio._digit_ids
+    monkeypatch.setattr(pio, "_digit_ids", lambda src, name: seen.append(real(src, name)) or seen[-1])
+    options = {"allow_similar_ids": case == "spaces later"}
+    if case == "missing later":
+        with pytest.raises(InputError, match=r"column 'doc_id' in .*: 50 of 20000 row\(s\) have no document id"):
+            pio.load_chunks(path, "doc_id", "hit", **options)
+        assert seen == [True]
+        return
+    got = pio.load_chunks(path, "doc_id", "hit", **options)
+    assert seen == [True]
+    monkeypatch.setattr(pio, "_digit_ids", lambda src, name: False)
+    want = pio.load_chunks(path, "doc_id", "hit", **options)
+    _same_table(got, want)
+    if case == "spaces later":
+        assert got.source["similar_ids"]
