@@ -427,12 +427,10 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
                 GROUP BY g"""
         if here:
             res = src.fetch(grouped)
-        elif digits:
-            text_id = f"CAST(TRY_CAST(g AS BIGINT) AS VARCHAR)"
-            res = src.fetch(f"""SELECT TRY_CAST(g AS BIGINT) AS g,
-                                       g IS NULL OR {text_id} IS DISTINCT FROM g AS odd,
-                                       CASE WHEN g IS NULL OR {text_id} IS DISTINCT FROM g
-                                            THEN {_doc_expr('g')} END AS odd_text,
+        elif digits:    # (odd: the id is not an integer's own text)
+            odd = "g IS NULL OR CAST(TRY_CAST(g AS BIGINT) AS VARCHAR) IS DISTINCT FROM g"
+            res = src.fetch(f"""SELECT TRY_CAST(g AS BIGINT) AS g, {odd} AS odd,
+                                       CASE WHEN {odd} THEN {_doc_expr('g')} END AS odd_text,
                                        * EXCLUDE (g) FROM ({grouped})""")
         else:
             res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped})"
