@@ -293,9 +293,7 @@ def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
     # booleans, and integers whose footer shows them all in [0, 1], are 0/1 before any row is
     # read: then x^2 = x, and the pass sums x only (q is s)
     known01 = src.types[score].upper() == "BOOLEAN" or (exact and src.within_unit_interval(score))
-    # (what _looks_01 reads the first rows of: a DataFrame, a CSV/TSV file of 4 MiB or more)
-    looked = src.fmt == "dataframe" or (src.csv_read is not None
-                                        and (src.nbytes or 0) >= _LOOK_MIN_BYTES)
+    looked = _looked_at(src)
     if not exact and rng is None and not known01 and _looks_01(src, score, x):
         # scores of unknown kind (text files, DataFrames) whose first rows are all 0 or 1: one pass
         # sums them as 0/1 scores (count and sum) and counts the rows that are not, instead of
@@ -318,17 +316,23 @@ def _first_pass(src: _Source, doc: str, score: str, attrs: dict[str, str]):
 _LOOK_ROWS, _LOOK_BYTES, _LOOK_MIN_BYTES = 65536, 256 << 10, 4 << 20
 
 
+def _looked_at(src: _Source) -> bool:
+    """Whether :func:`_looks_01` reads the source's first rows: a DataFrame, a CSV/TSV file of 4 MiB
+    or more."""
+    return src.fmt == "dataframe" or (src.csv_read is not None and (src.nbytes or 0) >= _LOOK_MIN_BYTES)
+
+
 def _looks_01(src: _Source, score: str, x: str) -> bool:
     """Whether the first rows' scores, where there are any, are all 0 or 1: a guess that chooses the
     pass, which then checks every row. A CSV/TSV file's first 256 KiB are read here (DuckDB's reader
     would hold tens of MiB of buffers for a few rows); a DataFrame's first rows are read by SQL
     (``x``); other sources, and files under 4 MiB, are not looked at."""
+    if not _looked_at(src):
+        return False
     if src.fmt == "dataframe":
         res = src.fetch(f"SELECT count(x) AS m, count(*) FILTER (WHERE x <> 0 AND x <> 1) AS k "
                         f"FROM (SELECT {x} AS x FROM {src.relation} LIMIT {_LOOK_ROWS})")
         return int(_plain(res["m"], float)[0]) > 0 and int(_plain(res["k"], float)[0]) == 0
-    if src.nbytes is None or src.nbytes < _LOOK_MIN_BYTES:
-        return False
     fields = _head_fields(src, score)
     # the spellings of 0 and 1 the text route matches whole, and their decimal forms
     return bool(fields) and all(f in _COMMON_FIELDS or f in ("0.0", "1.0") for f in fields)
