@@ -879,3 +879,80 @@ def test_csv_ids_that_spell_integers_give_the_text_routes_table(tmp_path, monkey
     _same_table(got, want)
     if case == "spaces later":
         assert got.source["similar_ids"]
+
+
+_KEYED_CASES = ["short", "sixteen", "seventeen to thirty-two", "thirty-two", "prefixes", "letter case", "spaces",
+                "long later", "non-ascii later", "nul later", "missing later"]
+
+
+@pytest.mark.parametrize("fmt,case", [("parquet", c) for c in _KEYED_CASES]
+                         + [("csv", c) for c in _KEYED_CASES if c != "nul later"])   # (a NUL: Parquet only)
+def test_short_ascii_ids_read_as_keys_give_the_text_routes_table(tmp_path, monkeypatch, fmt, case):
+    """Text ids whose first ones seen are ASCII of at most 32 bytes come back as integer keys, are
+    ordered by DuckDB as integers and laid out here as bytes; an id the keys cannot hold (longer,
+    other characters, a NUL, missing) sends the pass back to the text route. Either way the table,
+    its order, its refusals and its similar-ids check are the text route's."""
+    rng = np.random.default_rng(len(case) + len(fmt))
+    k, rows = 3000, 20000
+    width = {"sixteen": 16, "seventeen to thirty-two": 17 + int(rng.integers(0, 16)), "thirty-two": 32}.get(case, 9)
+    ids = [f"doc-{v:0{width - 4}d}" for v in rng.choice(10 ** min(width - 4, 12), k, replace=False)]
+    if case == "seventeen to thirty-two":
+        ids = [v[: 17 + i % 16] for i, v in enumerate(ids)]
+        ids = list(dict.fromkeys(ids))
+    elif case == "prefixes":
+        ids = [v[: 1 + i % 9] + ("!" if i % 3 == 0 else "") for i, v in enumerate(ids)]
+        ids = list(dict.fromkeys(ids + ["d", "do", "doc", "doc-", "doc-!"]))
+    elif case == "letter case":
+        ids[7] = ids[8].upper()
+    elif case == "spaces":
+        ids = [v + " " if i % 5 == 0 else v for i, v in enumerate(ids)]
+        ids[7] = " " + ids[8]
+    doc = [ids[i] for i in rng.integers(0, len(ids), rows)]
+    doc[:len(ids)] = ids        # (every id has a row)
+    if fmt == "parquet":
+        rng.shuffle(doc)
+    late = range(rows - 40, rows)   # (a CSV file's first 256 KiB are seen; a Parquet file's bounds)
+    for j in late:
+        doc[j] = {"long later": doc[j] + "x" * 40, "non-ascii later": doc[j] + "é",
+                  "nul later": doc[j] + "\x00a", "missing later": None if j % 2 else ""}.get(case, doc[j])
+    hit = (rng.random(rows) < 0.3).astype(np.int8)
+    if fmt == "parquet":
+        path = tmp_path / "ids.parquet"
+        pq.write_table(pa.table({"doc_id": pa.array(doc, pa.string()), "hit": hit}), path, row_group_size=4000)
+    else:
+        path = tmp_path / "ids.csv"
+        with open(path, "w") as fh:
+            fh.write("doc_id,hit\n" + "".join(f'"{"" if d is None else d}",{h}\n' for d, h in zip(doc, hit)))
+    routes = []
+    real = pio._keyed_ids_in_text_order
+    monkeypatch.setattr(pio, "_keyed_ids_in_text_order",
+                        lambda res, words: routes.append(words) or (lambda out: routes.append(out is not None) or out)(real(res, words)))
+    options = {"allow_similar_ids": case in ("letter case", "spaces")}
+    fallback = case.endswith("later")
+    if case == "missing later":
+        with pytest.raises(InputError, match=r"column 'doc_id' in .*: 40 of 20000 row\(s\) have no document id"):
+            pio.load_chunks(path, "doc_id", "hit", **options)
+        assert routes == [1, False]
+        return
+    got = pio.load_chunks(path, "doc_id", "hit", **options)
+    assert routes == [1 if width <= 16 else 2, not fallback]
+    monkeypatch.setattr(pio, "_id_words", lambda src, name: 0)
+    want = pio.load_chunks(path, "doc_id", "hit", **options)
+    _same_table(got, want)
+    assert list(got.doc) == sorted(set(d for d in doc))
+    if case in ("letter case", "spaces"):
+        assert got.source["similar_ids"]
+        with pytest.raises(InputError, match="differ only in surrounding spaces, letter case"):
+            pio.load_chunks(path, "doc_id", "hit")
+
+
+def test_the_ids_seen_before_the_pass_choose_how_many_words_hold_each(tmp_path):
+    from perdoc.reading.io import _id_words, _open_source
+    for ids, words in ((["a", "b" * 16], 1), (["a", "b" * 17], 2), (["c" * 32], 2), (["c" * 33], 0),
+                       (["doc-é"], 0), (["a\x00b"], 0), ([None, None], 0)):
+        path = tmp_path / f"ids{len(str(ids))}.parquet"
+        pq.write_table(pa.table({"doc_id": pa.array(ids * 3, pa.string()), "n": pa.array(range(3 * len(ids)))}), path,
+                       row_group_size=2)
+        with _open_source(str(path), None) as src:
+            assert _id_words(src, "doc_id") == words, ids
+            assert _id_words(src, "n") == 0

@@ -61,7 +61,7 @@ from .table import AsciiIds, DocTable
 from ._rows import (  # noqa: F401  (shared with perdoc.engines; re-exported)
     _SCALE_HI, _SCALE_LO,
     _ASCII_SPACE, _COLUMN_RE, _DECLARED, _EXTENSIONS, _FMT_ALIASES, _PASS_FORMAT,
-    _REASONS, _SIMILAR_EXAMPLES, _STDIN, _ascii_ids, _build, _check_scores, _chunk_metric,
+    _REASONS, _SIMILAR_EXAMPLES, _STDIN, _ascii_ids, _build, _check_scores, _chunk_metric, _folded,
     _chunk_rows, _chunk_table, _format_of, _id_key, _metric_info, _not_found,
     _pairs_table, _plain, _scale_for, _short, _similar_ids, _violates,
     _violation_error,
@@ -413,17 +413,23 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     # ids of up to 64 bits come back as numbers and are ordered as text and written out here
     # (_int_text_order): cheaper than DuckDB sorting strings and numpy converting them
     here = src.is_integer_column(doc) and src.types[doc].upper() in _INT64_TYPES
-    # other ids are ordered by DuckDB, but for a Parquet file sorted by them: its groups come out in
-    # a few ascending runs, which numpy merges faster than DuckDB sorts them (_text_ids_in_order)
-    in_runs = not here and src.sorted_by(doc)
     # text ids of a CSV/TSV file whose first ones are integers as Python writes them ("7", not "07"
     # or "+7"): each group's id comes back as the integer it spells when it spells one exactly, and
     # those ids are ordered as text here like an integer column's, without DuckDB sorting strings or
     # fetching a Python string each (at 10^6 documents 60-80 MiB of them); a group whose id is
     # anything else comes back with its text (_digit_ids_in_text_order)
-    digits = not here and not in_runs and _digit_ids(src, doc)
+    digits = not here and _digit_ids(src, doc)
+    # other text ids, when the first ones seen (a Parquet file's row-group bounds, a CSV/TSV file's
+    # first ids) are short ASCII text: each group's id comes back as its bytes in one or two pairs
+    # of 64-bit words, ordered by DuckDB as integers (the text's order) instead of as strings, and
+    # laid out here as bytes without a Python string each (_keyed_ids_in_text_order)
+    keyed = 0 if here or digits else _id_words(src, doc)
+    # other ids are ordered by DuckDB, but for a Parquet file sorted by them: its groups come out in
+    # a few ascending runs, which numpy merges faster than DuckDB sorts them (_text_ids_in_order)
+    in_runs = not here and not digits and not keyed and src.sorted_by(doc)
 
     def grouped_sums(aggs: list[str], with_raw: bool) -> dict:
+        nonlocal keyed
         grouped = f"""
                 SELECT g, {", ".join(aggs + attr_sql)}
                 FROM (SELECT {src.ref(doc)} AS g, {f"{raw} AS raw, " if with_raw else ""}{x} AS x, *
@@ -436,6 +442,8 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
             res = src.fetch(f"""SELECT TRY_CAST(g AS BIGINT) AS g, {odd} AS odd,
                                        CASE WHEN {odd} THEN {_doc_expr('g')} END AS odd_text,
                                        * EXCLUDE (g) FROM ({grouped})""")
+        elif keyed:
+            res = src.fetch(_keyed_sql(grouped, keyed))
         else:
             res = src.fetch(f"SELECT {_doc_expr_of(src, doc, 'g')} AS doc, * EXCLUDE (g) FROM ({grouped})"
                             + ("" if in_runs else " ORDER BY doc NULLS LAST"))
@@ -444,6 +452,12 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
             return _ids_in_text_order(res)
         if digits:
             return _digit_ids_in_text_order(res)
+        if keyed:
+            out = _keyed_ids_in_text_order(res, keyed)
+            if out is None:     # (an odd id, or a NUL in one: the text route reads them)
+                keyed = 0
+                return grouped_sums(aggs, with_raw)
+            return out
         if in_runs:
             return _text_ids_in_order(res)
         ids = _take_ascii_ids(res)
@@ -875,16 +889,31 @@ class _Source:
         """Whether the file's own statistics (a Parquet footer) show its rows sorted by ``name``:
         each row group's smallest value no smaller than the previous group's largest (compared as
         text; a guess that only chooses where the rows are put in order)."""
-        if self.parquet_lit is None:
-            return False
-        try:
-            bounds = self.con.execute(
-                f"SELECT stats_min_value, stats_max_value FROM parquet_metadata({self.parquet_lit}) "
-                "WHERE path_in_schema = ? ORDER BY file_name, row_group_id", [name]).fetchall()
-        except duckdb.Error:
-            return False
+        bounds = self._bounds(name)
         return (len(bounds) > 1 and all(lo is not None and hi is not None for lo, hi in bounds)
                 and all(a[1] <= b[0] for a, b in zip(bounds, bounds[1:])))
+
+    def first_ids(self, name: str) -> list[str]:
+        """Values of ``name`` seen without a pass over the rows: a Parquet file's row-group bounds, a
+        CSV/TSV file's first fields (:func:`_head_fields`); [] for other sources."""
+        if self.csv_read is not None:
+            return _head_fields(self, name)
+        return [v for pair in self._bounds(name) for v in pair if isinstance(v, str)]
+
+    def _bounds(self, name: str) -> list:
+        """Each row group's (smallest, largest) value of ``name`` in a Parquet footer, as text, read
+        once; [] without a Parquet file or when DuckDB cannot read them."""
+        if self.parquet_lit is None:
+            return []
+        key = ("bounds", name)
+        if key not in self.stats:
+            try:
+                self.stats[key] = self.con.execute(
+                    f"SELECT stats_min_value, stats_max_value FROM parquet_metadata({self.parquet_lit}) "
+                    "WHERE path_in_schema = ? ORDER BY file_name, row_group_id", [name]).fetchall()
+            except duckdb.Error:
+                self.stats[key] = []
+        return self.stats[key]
 
     def _footer(self, name: str):
         """The Parquet footer's statistics of ``name`` over its row groups, read once: (row groups,
@@ -1395,6 +1424,74 @@ def _digit_ids(src: _Source, doc: str) -> bool:
         return False
     fields = _head_fields(src, doc)
     return bool(fields) and all(_DIGIT_ID.fullmatch(f) for f in fields)
+
+
+#: The most 16-byte words a text id is read in by :func:`_keyed_sql` (ids of up to 32 bytes).
+_ID_WORDS_MAX = 2
+#: The low 64 bits of a 128-bit word, in SQL.
+_LOW64 = "18446744073709551615::UHUGEINT"
+
+
+def _id_words(src: _Source, doc: str) -> int:
+    """The 16-byte words (1 or 2) that hold each id of the text column ``doc``, judged from the ids
+    seen before the pass (a Parquet file's row-group bounds, a CSV/TSV file's first ids in 256 KiB),
+    when they are all ASCII without a NUL and at most 32 bytes long; else 0 (none seen, a number or
+    other column type, other characters, longer ids). A guess that chooses the pass's form: every id
+    is checked in it (:func:`_keyed_sql`)."""
+    if src.types.get(doc, "").upper() != "VARCHAR":
+        return 0
+    seen = src.first_ids(doc)
+    if not seen or not all(v.isascii() and "\x00" not in v for v in seen):
+        return 0
+    words = -(-max(len(v) for v in seen) // 16)
+    return words if words <= _ID_WORDS_MAX else 0
+
+
+def _keyed_sql(grouped: str, words: int) -> str:
+    """The aggregation ``grouped`` (grouped by the text id ``g``) with each id as the bytes of its
+    text in ``2 * words`` big-endian 64-bit integers ``k0, k1, ...`` (left-aligned, zero-padded: ids
+    then order as their text does) and its length ``w``, in the ids' order. ``odd``: the id is
+    missing, blank, longer than ``16 * words`` bytes or not ASCII (then its keys are missing)."""
+    odd = f"g IS NULL OR strlen(g) > {16 * words} OR strlen(g) <> length(g) OR trim(g) = ''"
+    parts, keys = [], []
+    for i in range(words):
+        part = "g" if words == 1 else f"substr(g, {16 * i + 1}, 16)"
+        # a part's bytes as one 128-bit integer, shifted left past the zero bytes that pad it to 16
+        parts.append(f"CASE WHEN odd THEN NULL WHEN strlen(g) > {16 * i} THEN "
+                     f"(encode({part})::BIT)::UHUGEINT << CAST(8 * (16 - strlen({part})) AS UHUGEINT) "
+                     f"ELSE 0::UHUGEINT END AS v{i}")
+        keys += [f"(v{i} >> 64)::UBIGINT AS k{2 * i}", f"(v{i} & {_LOW64})::UBIGINT AS k{2 * i + 1}"]
+    vs = ", ".join(f"v{i}" for i in range(words))
+    return f"""SELECT {", ".join(keys)}, CAST(CASE WHEN odd THEN 0 ELSE strlen(g) END AS UTINYINT) AS w,
+                      odd, * EXCLUDE (g, odd, {vs})
+               FROM (SELECT *, {", ".join(parts)} FROM (SELECT *, {odd} AS odd FROM ({grouped})))
+               ORDER BY {", ".join(f"k{i}" for i in range(2 * words))} NULLS LAST"""
+
+
+def _keyed_ids_in_text_order(res: dict, words: int) -> dict | None:
+    """An aggregation fetched by :func:`_keyed_sql`, in the ids' order, with its ids laid out from
+    their keys as :class:`~perdoc.reading.table.AsciiIds`. None when some id is odd (missing, blank,
+    long or not ASCII) or holds a NUL byte (which its keys cannot tell from padding): the text route
+    reads those (the guess that chose this one was wrong, or the rows are refused)."""
+    if _plain(res.pop("odd"), bool).any():
+        return None
+    length = np.asarray(res.pop("w"), dtype=np.int64)
+    K = length.size
+    words64 = np.empty((K, 2 * words), dtype=">u8")
+    for i in range(2 * words):
+        words64[:, i] = res.pop(f"k{i}")
+    b = words64.view(np.uint8).reshape(K, 16 * words)
+    del words64
+    if np.count_nonzero(b) != int(length.sum()):   # (a NUL inside an id)
+        return None
+    if K == 0:
+        res["doc"] = np.zeros(0, dtype=object)
+        return res
+    width = int(length.max())
+    raw = np.ascontiguousarray(b[:, :width]).view(f"S{width}").reshape(K)
+    del b
+    res["doc"] = AsciiIds(raw, plain=not _folded(raw.view(np.uint8)))
+    return res
 
 
 def _digit_ids_in_text_order(res: dict) -> dict:
