@@ -5,7 +5,9 @@
 * 0/1 scores known from the column's type or the Parquet footer are summed once;
 * a float column's range comes from the Parquet footer, and its 0/1 test is exact;
 * the start-up imports neither PyYAML nor numpy.ma nor scipy, and builds one command's flags;
-* leave-one-out sums of whole numbers by subtraction are the prefix and suffix sums, bit for bit.
+* leave-one-out sums of whole numbers by subtraction are the prefix and suffix sums, bit for bit;
+* text ids read as integer keys (CSV ids that spell integers; short ASCII ids as their bytes) give the
+  text route's table, order, refusals and similar-ids check, and fall back to it when an id does not fit.
 """
 
 from __future__ import annotations
