@@ -181,14 +181,21 @@ def _run(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.parametrize("docs,ids", [(30, "int"), (6000, "int"), (6000, "text")])
+@pytest.mark.parametrize("docs,ids", [(30, "int"), (6000, "int"), (6000, "text"), (6000, "csv int"),
+                                      (6000, "csv text")])
 def test_estimate_imports_no_yaml_numpy_ma_or_scipy(tmp_path, docs, ids):
     # (from 4096 documents the diagnostics' quantiles come from buckets, whose code once imported
-    # numpy.ma through np.unique)
-    path = tmp_path / "rows.parquet"
+    # numpy.ma through np.unique; the CSV ids read as integers or keys once fetched a column that is
+    # missing on every row, which comes back as a masked array)
     d = np.repeat(np.arange(docs), 5)
-    pq.write_table(pa.table({"d": d if ids == "int" else np.char.add("doc-", d.astype(str)),
-                             "h": (np.arange(d.size) % 3 == 0).astype(np.int8)}), path)
+    ids_col = d if ids.endswith("int") else np.char.add("doc-", d.astype(str))
+    hits = (np.arange(d.size) % 3 == 0).astype(np.int8)
+    if ids.startswith("csv"):
+        path = tmp_path / "rows.csv"
+        path.write_text("d,h\n" + "".join(f"{a},{b}\n" for a, b in zip(ids_col.tolist(), hits.tolist())))
+    else:
+        path = tmp_path / "rows.parquet"
+        pq.write_table(pa.table({"d": ids_col, "h": hits}), path)
     out = _run(
         "import sys, io, contextlib, perdoc.cli\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
