@@ -784,6 +784,7 @@ class _Source:
     disk: str | None = None  # the file actually read (a copy in the temporary folder for a stream)
     gz: bool = False         # gzip-compressed text
     stats: dict = field(default_factory=dict, repr=False)  # column -> its Parquet footer statistics
+    bounds: dict = field(default_factory=dict, repr=False)  # column -> its row groups' bounds (_bounds)
     head: list | None = field(default=None, repr=False)   # a CSV/TSV file's first records (_head_fields)
     csv_read: tuple | None = None   # (sql path literal, delimiter, compression) of a CSV/TSV file
     typed: tuple = ()               # columns of a CSV/TSV read as numbers (DOUBLE), not as text
@@ -907,15 +908,14 @@ class _Source:
         once; [] without a Parquet file or when DuckDB cannot read them."""
         if self.parquet_lit is None:
             return []
-        key = ("bounds", name)
-        if key not in self.stats:
+        if name not in self.bounds:
             try:
-                self.stats[key] = self.con.execute(
+                self.bounds[name] = self.con.execute(
                     f"SELECT stats_min_value, stats_max_value FROM parquet_metadata({self.parquet_lit}) "
                     "WHERE path_in_schema = ? ORDER BY file_name, row_group_id", [name]).fetchall()
             except duckdb.Error:
-                self.stats[key] = []
-        return self.stats[key]
+                self.bounds[name] = []
+        return self.bounds[name]
 
     def _footer(self, name: str):
         """The Parquet footer's statistics of ``name`` over its row groups, read once: (row groups,
