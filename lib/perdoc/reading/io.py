@@ -429,7 +429,7 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     in_runs = not here and not digits and not keyed and src.sorted_by(doc)
 
     def grouped_sums(aggs: list[str], with_raw: bool) -> dict:
-        nonlocal digits, keyed
+        nonlocal digits, keyed, in_runs
         grouped = f"""
                 SELECT g, {", ".join(aggs + attr_sql)}
                 FROM (SELECT {src.ref(doc)} AS g, {f"{raw} AS raw, " if with_raw else ""}{x} AS x, *
@@ -448,16 +448,11 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
         _allocator.reuse_freed_memory()   # (the command only: the per-document arrays reuse freed pages)
         if here:
             return _ids_in_text_order(res)
-        if digits:
-            out = _digit_ids_in_text_order(res)
-            if out is None:     # (an id that is not an integer's text: the text route reads them)
-                digits = False
-                return grouped_sums(aggs, with_raw)
-            return out
-        if keyed:
-            out = _keyed_ids_in_text_order(res, keyed)
-            if out is None:     # (an odd id, or a NUL in one: the text route reads them)
-                keyed = 0
+        if digits or keyed:
+            out = _digit_ids_in_text_order(res) if digits else _keyed_ids_in_text_order(res, keyed)
+            if out is None:
+                # the first ids' guess was wrong (or some id is missing): the text route reads them
+                digits, keyed, in_runs = False, 0, src.sorted_by(doc)
                 return grouped_sums(aggs, with_raw)
             return out
         if in_runs:
