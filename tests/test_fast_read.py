@@ -561,7 +561,54 @@ def test_dataframe_scores_that_look_0_1_and_files_too_small_to_look_at(tmp_path,
     path = tmp_path / "small.csv"
     _write_csv(path, ["a", "b", "c"], ["1", "0", "1"])
     calls.clear()
-    assert pio.load_chunks(path, "doc", "hit").source["metric"] == "binary" and calls == [False]
+    assert pio.load_chunks(path, "doc", "hit").source["metric"] == "binary" and calls == []
+
+
+@pytest.mark.parametrize("case", ["0/1", "fraction later", "nan later", "missing later", "graded", "0/1 in ints"])
+def test_parquet_floats_whose_statistics_show_0_and_1_are_looked_at(tmp_path, monkeypatch, case):
+    """Scores stored as floats in a Parquet file whose footer gives exactly [0, 1] as their range: when
+    the first rows are all 0 or 1, one pass sums them as 0/1 scores (plain sums, no compensated ones,
+    no second count); a later row that is not 0 or 1 (an MRR-like score, NaN, a missing one) gives the
+    full pass's table, source and exclusions. Other ranges (and integer columns) are not looked at."""
+    monkeypatch.setattr(pio, "_LOOK_MIN_BYTES", 0)
+    monkeypatch.setattr(pio, "_LOOK_ROWS", 500)
+    rng = np.random.default_rng(len(case))
+    rows = 6000
+    doc = pa.array([f"d{i}" for i in rng.integers(0, 80, rows)])
+    hit = (rng.random(rows) < 0.35).astype(float)
+    if case == "graded":
+        hit = np.where(hit == 1, 1.0, rng.random(rows) * 0.9)   # min and max not both exactly 0 and 1
+    values = hit.tolist()
+    late = {"fraction later": 0.5, "nan later": float("nan"), "missing later": None}.get(case, "keep")
+    if late != "keep":
+        values[5000] = late
+    col = pa.array(hit.astype(np.int8)) if case == "0/1 in ints" else pa.array(values, type=pa.float64())
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"doc": doc, "hit": col}), path, row_group_size=2000)
+    sqls, looks = [], []
+    real_fetch, real_look = pio._Source.fetch, pio._looks_01
+    monkeypatch.setattr(pio._Source, "fetch", lambda self, sql, params=None: sqls.append(sql) or real_fetch(self, sql, params))
+    monkeypatch.setattr(pio, "_looks_01", lambda *a: looks.append(real_look(*a)) or looks[-1])
+    try:
+        got = pio.load_chunks(path, "doc", "hit")
+    except InputError as e:     # (NaN and missing scores are refused, with the full pass's message)
+        with pytest.raises(InputError) as refused:
+            _full_pass(monkeypatch, path, "doc", "hit")
+        assert case in ("nan later", "missing later") and str(e) == str(refused.value) and looks == [True]
+        return
+    sent = list(sqls)
+    want = _full_pass(monkeypatch, path, "doc", "hit")
+    _same_table(got, want)
+    assert got.source == want.source and got.exclusions == want.exclusions
+    if case == "0/1":
+        assert looks == [True] and got.source["metric"] == "binary"
+        assert not any("fsum" in s for s in sent) and not any("x <> 0 AND x <> 1) AS k" in s and "LIMIT" not in s
+                                                              for s in sent)
+        assert float(np.sum(got.s)) == float(hit.sum())
+    elif case in ("graded", "0/1 in ints"):
+        assert looks == []        # a range other than [0, 1], or integers: no look
+    else:
+        assert looks == [True] and any("fsum" in s for s in sent)     # the guess failed: the full pass
 
 
 # ---------------------------------------------------------------------- text ids kept as bytes
