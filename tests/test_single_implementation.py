@@ -77,6 +77,8 @@ def test_srs_methods_batch_equals_each_row(B):
                 rows, lo, hi = r.extra["pieces"]
                 _, lo1, hi1 = o.extra["pieces"]
                 assert _same(lo[rows == i], lo1) and _same(hi[rows == i], hi1)
+        # the CR1 variance the diagnostics take from the batch is micro.var_cr1's, to the bit
+        assert res["micro.cr1"].extra["variance"][i] == micro.var_cr1(n[i], s[i])
 
 
 def test_bootstrap_batch_equals_document_bootstrap():

@@ -405,7 +405,8 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
 
     Returns ``(results, draws)``: ``{"micro.cr2": MethodResult, ...}`` and the bootstrap replicate
     statistics (:func:`perdoc.bootstrap.bootstrap_batch`, or None). Results are on the working
-    scale except where ``true_scale`` says otherwise.
+    scale except where ``true_scale`` says otherwise; ``micro.cr1``'s ``extra["variance"]`` is the
+    CR1 variance without the finite population factor (:func:`perdoc.micro.var_cr1`).
     """
     from . import micro as _micro
     from .bootstrap import bootstrap_batch
@@ -439,6 +440,7 @@ def srs_methods(n, s, q, *, fpc: float, level: float, replicates: int = 0, seeds
         out[name] = MethodResult(est, lo, hi, code, se=se, df=df)
 
     t("micro.cr1", R, se1, dfK)
+    out["micro.cr1"].extra["variance"] = v1    # (no finite population factor: the diagnostics' design effect)
     t("micro.cr2", R, se2, df_bm)
     if q is not None:
         t("micro.cr2_ik", R, se2, _micro.df_imbens_kolesar(n, s, q))

@@ -133,7 +133,7 @@ def _estimate(table: DocTable, *, level, population_size, replicates, seed, boun
     fpc_note = (FPC_HEURISTIC,) if population_size is not None else ()
     intervals = _intervals(ctx, res, n, s, q, k=k, R=R, N=N, replicates=replicates, seed=seed, mrange=mrange,
                            difference=difference, frame=frame, fpc_note=fpc_note, true_scale=true_scale)
-    diag = diagnose(n, s, q, _micro.var_cr1(n, s), unit_exp=k,
+    diag = diagnose(n, s, q, float(res["micro.cr1"].extra["variance"][0]), unit_exp=k,
                     icc=None if q is None else float(np.asarray(res["micro.wald_eff_n"].extra["icc"])[0]))
     notes = _notes(table, census, population_size, f, flat_reason)
     intervals = [_finish(iv, k, mrange, (iv.estimand, iv.method) in true_scale) for iv in intervals]
