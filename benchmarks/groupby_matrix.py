@@ -179,7 +179,8 @@ CURRENT = ("groupby_matrix.json", "groupby_matrix_int32_bool.json", "groupby_mat
            "groupby_matrix_l_1e8_csv.json", "groupby_matrix_m_1e8_csv.json",
            "groupby_matrix_n_keyed_1e6_1e7.json", "groupby_matrix_n_keyed_1e8.json",
            "groupby_matrix_o_1e8_csv_string.json", "groupby_matrix_p_1e8_csv_int.json",
-           "groupby_matrix_q_csv_int_1e7.json")
+           "groupby_matrix_q_csv_int_1e7.json", "groupby_matrix_r_1e8_sorted.json",
+           "groupby_matrix_r_1e6.json")
 #: The whole matrix of issue 20, as the defaults of --ids ... --formats and rows 10^6, 10^7, 10^8.
 FULL = {"rows": (10**6, 10**7, 10**8), "ids": ("int64", "int32", "string"), "scores": ("int8", "bool", "float64"),
         "sizes": ("equal", "lognormal"), "order": ("sorted", "shuffled"), "format": ("parquet", "csv")}
