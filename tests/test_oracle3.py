@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from perdoc.errors import InputError
 from perdoc.methods.survey import design_estimate
 from perdoc.reading.manifest import load_sample, read_manifest
 
@@ -95,12 +96,38 @@ def test_judge_assisted_design_estimates_with_a_fixed_weight_match_r_survey(case
     lam = cs["judge_lambda"]
     manifest = read_manifest(ORACLE / cs["manifest"], "doc")
     labels = pd.read_csv(ORACLE / cs["labels"], dtype={"doc": str})
-    read = lambda col: load_sample(labels.assign(v=col)[["doc", "v", "chunk", "draw"]], manifest,  # noqa: E731
-                                   doc="doc", score="v")
-    gold, judged, cross = read(labels["y"]), read(labels["x"]), read(labels["y"] * labels["x"])
+    # the gold labels and the judge's scores matched to the manifest once (load_sample's also)
+    gold = load_sample(labels[["doc", "y", "x", "chunk", "draw"]], manifest, doc="doc", score="y", also=("x",))
+    judged = gold.also["x"]
     judge = JudgeScores([3.0, 5.0], [1.2, 2.8], covers=True)      # any population: F = 0.5, macro 0.48
     g = GOLDEN[case]
     for kind, F in (("micro", judge.mean), ("macro", judge.macro_mean)):
-        got = ppi_design(gold, judged.s, judged.q, cross.s, judge, kind, lam=lam)
+        got = ppi_design(gold, judged["s"], judged["q"], judged["sy"], judge, kind, lam=lam)
         assert got["estimate"] - lam * F == pytest.approx(g[f"judge.{kind}.estimate"], rel=1e-9, abs=1e-13)
         assert got["se"] == pytest.approx(g[f"judge.{kind}.se"], rel=1e-9)
+
+
+@pytest.mark.parametrize("case", [c for c in SAMPLES if "judge_lambda" in CASES[c]])
+def test_other_label_columns_sum_as_their_own_samples_do(case):
+    """load_sample(also=...): the judge's per-document sums, sums of squares and sums of products
+    with the labels are those of separate samples of the judge's column and of the products, to the
+    bit, and the labels' own sample is unchanged."""
+    cs = CASES[case]
+    manifest = read_manifest(ORACLE / cs["manifest"], "doc")
+    labels = pd.read_csv(ORACLE / cs["labels"], dtype={"doc": str})
+    read = lambda col: load_sample(labels.assign(v=col)[["doc", "v", "chunk", "draw"]], manifest,  # noqa: E731
+                                   doc="doc", score="v")
+    both = load_sample(labels, manifest, doc="doc", score="y", also=("x",))
+    gold, judged, cross = read(labels["y"]), read(labels["x"]), read(labels["y"] * labels["x"])
+    for field in ("doc", "draw", "stratum", "prob", "N", "m", "s", "q", "f"):
+        assert np.array_equal(getattr(both, field), getattr(gold, field)), field
+    got = both.also["x"]
+    assert np.array_equal(got["s"], judged.s) and np.array_equal(got["q"], judged.q)
+    assert np.array_equal(got["sy"], cross.s)
+    # a judge's score that is not a finite number is refused as a label is, naming its column
+    bad = labels.assign(x=labels["x"].where(labels.index != 3, np.nan))
+    with pytest.raises(InputError, match=r"the labels: column 'x' row 5 is not a finite number"):
+        load_sample(bad, manifest, doc="doc", score="y", also=("x",))
+    huge = labels.assign(y=labels["y"] + 1e200, x=labels["x"] + 1e200)
+    with pytest.raises(InputError, match=r"row 2: 'y' times 'x' is not a finite number"):
+        load_sample(huge, manifest, doc="doc", score="y", also=("x",))

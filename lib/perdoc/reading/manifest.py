@@ -152,6 +152,9 @@ class SampleData:
     f: np.ndarray            # stage-one sampling fraction of the document's stratum
     notes: tuple = ()
     info: dict = field(default_factory=dict)
+    #: other label columns of the same rows (``load_sample(also=...)``): per column its sums ``s``,
+    #: sums of squares ``q`` and sums of products with the labels ``sy``, in the rows' order
+    also: dict = field(default_factory=dict)
 
     @property
     def K(self) -> int:
@@ -254,15 +257,18 @@ def _unneutralise(v):
 
 
 def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = False,
-                manifest_path: str = "the manifest", labels_path: str = "the labels") -> SampleData:
+                manifest_path: str = "the manifest", labels_path: str = "the labels",
+                also: tuple[str, ...] = ()) -> SampleData:
     """Match the labelled rows (a DataFrame with the ``doc`` and ``score`` columns, and ``chunk`` /
     ``draw`` when the manifest has them) to the manifest (:func:`read_manifest`), and sum them per
     drawn document. A label for a unit not in the manifest, a unit labelled twice, or a unit left
     without a label is refused with one line; with ``nonresponse=True`` unlabelled units are left
-    out, counted, and the remaining documents of their stratum reweighted."""
-    lab, key = _read_labels(labels, manifest, doc=doc, score=score, labels_path=labels_path)
+    out, counted, and the remaining documents of their stratum reweighted. ``also``: other columns
+    of the same rows (a judge's scores), checked as the labels are and summed per drawn document
+    into :attr:`SampleData.also` with their squares and their products with the labels."""
+    lab, key = _read_labels(labels, manifest, doc=doc, score=score, labels_path=labels_path, also=also)
     _check_labelled_units(lab, manifest, key, manifest_path=manifest_path, labels_path=labels_path)
-    psu = _drawn_documents(lab, manifest, labels_path=labels_path)
+    psu = _drawn_documents(lab, manifest, labels_path=labels_path, also=len(also))
     psu, info, notes = _nonresponse(psu, nonresponse, labels_path=labels_path)
     f, kinds = stage_fractions(psu["stratum"].to_numpy(), psu["prob"].to_numpy(), psu["draw"].to_numpy())
     # a simple-random stratum's fraction counts the documents drawn, before nonresponse
@@ -278,27 +284,33 @@ def load_sample(labels, manifest, *, doc: str, score: str, nonresponse: bool = F
     return SampleData(doc=psu["doc"].to_numpy().astype(str), draw=psu["draw"].to_numpy().astype(np.int64),
                       stratum=psu["stratum"].to_numpy().astype(str), prob=psu["prob"].to_numpy(float),
                       N=psu["n"].to_numpy(float), m=psu["m"].to_numpy(float), s=psu["s"].to_numpy(float),
-                      q=psu["q"].to_numpy(float), f=f, notes=tuple(notes), info=info)
+                      q=psu["q"].to_numpy(float), f=f, notes=tuple(notes), info=info,
+                      also={c: {k: psu[f"{k}{i}"].to_numpy(float) for k in ("s", "q", "sy")}
+                            for i, c in enumerate(also)})
 
 
-def _read_labels(labels, manifest, *, doc: str, score: str, labels_path: str):
-    """``(lab, key)``: the labelled rows as columns doc, y, draw (and chunk when both sides have it),
-    and the columns that name a unit; refuses a missing column or a label that is not a finite number."""
+def _read_labels(labels, manifest, *, doc: str, score: str, labels_path: str, also: tuple[str, ...] = ()):
+    """``(lab, key)``: the labelled rows as columns doc, y (and x0, x1, ... for the columns ``also``,
+    with their products with y, yx0, ...), draw (and chunk when both sides have it), and the columns
+    that name a unit; refuses a missing column or a value that is not a finite number."""
     import pandas as pd
     if doc not in labels.columns:
         raise InputError(f"{labels_path} has no column {doc!r} (--doc)")
     if score not in labels.columns:
         raise InputError(f"{labels_path} has no column {score!r} (--score)")
+    for col in also:
+        if col not in labels.columns:
+            raise InputError(f"{labels_path} has no column {col!r}")
     lab = pd.DataFrame({"doc": labels[doc].astype(str)})
-    y = pd.to_numeric(labels[score], errors="coerce")
-    if labels[score].dtype == bool:
-        y = labels[score].astype(float)
-    bad = y.isna() | ~np.isfinite(y.astype(float))
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{labels_path}: column {score!r} row {i + 2} is not a finite number "
-                         f"({labels[score].iloc[i]!r}); every drawn unit needs its label")
-    lab["y"] = y.astype(float)
+    lab["y"] = _finite_labels(labels, score, labels_path)
+    for i, col in enumerate(also):
+        lab[f"x{i}"] = _finite_labels(labels, col, labels_path)
+        lab[f"yx{i}"] = lab["y"] * lab[f"x{i}"]
+        bad = ~np.isfinite(lab[f"yx{i}"].to_numpy())
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{labels_path}: row {r + 2}: {score!r} times {col!r} is not a finite number "
+                             f"({labels[score].iloc[r]!r} x {labels[col].iloc[r]!r})")
     has_chunk = "chunk" in manifest.columns
     lab["draw"] = pd.to_numeric(labels["draw"], errors="coerce") if "draw" in labels.columns else 1.0
     if "draw" not in labels.columns and (manifest["draw"] > 1).any():
@@ -335,11 +347,33 @@ def _check_labelled_units(lab, manifest, key: list[str], *, manifest_path: str, 
                              "twice; give one label per unit")
 
 
-def _drawn_documents(lab, manifest, *, labels_path: str):
+def _finite_labels(labels, col: str, labels_path: str):
+    """Column ``col`` of the labels as floats (booleans as 0/1); refuses a value that is not a finite number."""
+    import pandas as pd
+    y = pd.to_numeric(labels[col], errors="coerce")
+    if labels[col].dtype == bool:
+        y = labels[col].astype(float)
+    bad = y.isna() | ~np.isfinite(y.astype(float))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"{labels_path}: column {col!r} row {i + 2} is not a finite number "
+                         f"({labels[col].iloc[i]!r}); every drawn unit needs its label")
+    return y.astype(float)
+
+
+def _squares(v) -> float:
+    return float(np.sum(v * v))
+
+
+def _drawn_documents(lab, manifest, *, labels_path: str, also: int = 0):
     """One row per drawn document (and draw): its design (stratum, prob, n), the units the manifest
-    wants labelled and the count ``m``, sum ``s`` and sum of squares ``q`` of its labels; refuses a
-    document with more labels than units."""
-    per = lab.groupby(["doc", "draw"]).agg(m=("y", "size"), s=("y", "sum"), q=("y", lambda v: float(np.sum(v * v))))
+    wants labelled and the count ``m``, sum ``s`` and sum of squares ``q`` of its labels (and ``s0``,
+    ``q0``, ``sy0``, ... of the ``also`` other columns, :func:`_read_labels`); refuses a document
+    with more labels than units."""
+    sums = dict(m=("y", "size"), s=("y", "sum"), q=("y", _squares))
+    for i in range(also):
+        sums.update({f"s{i}": (f"x{i}", "sum"), f"q{i}": (f"x{i}", _squares), f"sy{i}": (f"yx{i}", "sum")})
+    per = lab.groupby(["doc", "draw"]).agg(**sums)
     psu = (manifest.groupby(["doc", "draw"], sort=True)
            .agg(stratum=("stratum", "first"), prob=("prob", "first"), n=("n", "first"),
                 want=("n", "size")).reset_index())

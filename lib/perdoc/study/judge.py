@@ -87,14 +87,12 @@ def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: 
     name = options.pop("labels_name", labels_path)
     if judge not in labels.columns:
         raise ParameterError(f"the labels {name} have no column {judge!r} (--judge)")
-    where = dict(nonresponse=nonresponse, manifest_path=str(manifest_path), labels_path=f"the labels {name}")
-    gold = load_sample(labels, manifest, doc=doc, score=score, **where)
+    # the gold labels and the judge's scores of the same rows, matched to the manifest once
+    gold = load_sample(labels, manifest, doc=doc, score=score, nonresponse=nonresponse,
+                       manifest_path=str(manifest_path), labels_path=f"the labels {name}", also=(judge,))
     meta = manifest_meta(manifest_path)
     gold.info.update({k: meta[k] for k in META_KEYS if k in meta})
-    judged = load_sample(labels, manifest, doc=doc, score=judge, **where)
-    y = pd.to_numeric(labels[score], errors="coerce").astype(float)
-    x = pd.to_numeric(labels[judge], errors="coerce").astype(float)
-    cross = load_sample(labels.assign(**{score: y * x}), manifest, doc=doc, score=score, **where)
+    judged = gold.also[judge]
     pop = load_chunks(judge_file, doc=doc, score=judge, **_judge_options(options))
     ids = np.asarray(pop.doc).astype(str)
     order = np.argsort(ids, kind="stable")
@@ -111,7 +109,7 @@ def load_judged_design(labels_path, manifest_path, doc: str, score: str, judge: 
         raise ParameterError(f"the judge file holds {pop.K:,} documents but the sample was drawn from a frame of "
                              f"{int(in_frame):,}: give the judge's scores on every document of that frame")
     scores = JudgeScores(pop.n, pop.s / pop.scale, _ff(pop), covers=True)
-    return JudgedDesign(data=gold, g=judged.s, gg=judged.q, sg=cross.s, judge=scores,
+    return JudgedDesign(data=gold, g=judged["s"], gg=judged["q"], sg=judged["sy"], judge=scores,
                         judge_exclusions=tuple(pop.exclusions), rows=pos)
 
 
