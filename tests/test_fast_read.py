@@ -564,12 +564,24 @@ def test_dataframe_scores_that_look_0_1_and_files_too_small_to_look_at(tmp_path,
     assert pio.load_chunks(path, "doc", "hit").source["metric"] == "binary" and calls == []
 
 
+def test_a_text_columns_statistics_are_not_read_as_a_range(tmp_path):
+    """A score column stored as text in a Parquet file: its footer's smallest and largest values
+    compare letters ("05" lies between "0" and "1"), so they say nothing of the numbers' range."""
+    path = tmp_path / "text.parquet"
+    pq.write_table(pa.table({"doc": ["a", "a", "b", "b"], "hit": ["0", "05", "1", "0"]}), path)
+    t = pio.load_chunks(path, "doc", "hit")
+    assert t.source["metric"] == "score" and list(t.s) == [5.0, 1.0]
+    with pytest.raises(InputError, match=r"1 row\(s\) have a score outside \[0, 1\] \(e.g. 5\)"):
+        pio.load_chunks(path, "doc", "hit", metric="proportion")
+
+
 @pytest.mark.parametrize("case", ["0/1", "fraction later", "nan later", "missing later", "graded", "0/1 in ints"])
 def test_parquet_floats_whose_statistics_show_0_and_1_are_looked_at(tmp_path, monkeypatch, case):
     """Scores stored as floats in a Parquet file whose footer gives exactly [0, 1] as their range: when
     the first rows are all 0 or 1, one pass sums them as 0/1 scores (plain sums, no compensated ones,
-    no second count); a later row that is not 0 or 1 (an MRR-like score, NaN, a missing one) gives the
-    full pass's table, source and exclusions. Other ranges (and integer columns) are not looked at."""
+    no count per document) and one count over the column confirms them; a later row that is not 0 or
+    1 (an MRR-like score, NaN, a missing one) gives the full pass's table, source and exclusions.
+    Other ranges (and integer columns) are not looked at."""
     monkeypatch.setattr(pio, "_LOOK_MIN_BYTES", 0)
     monkeypatch.setattr(pio, "_LOOK_ROWS", 500)
     rng = np.random.default_rng(len(case))
@@ -602,8 +614,10 @@ def test_parquet_floats_whose_statistics_show_0_and_1_are_looked_at(tmp_path, mo
     assert got.source == want.source and got.exclusions == want.exclusions
     if case == "0/1":
         assert looks == [True] and got.source["metric"] == "binary"
-        assert not any("fsum" in s for s in sent) and not any("x <> 0 AND x <> 1) AS k" in s and "LIMIT" not in s
-                                                              for s in sent)
+        grouped = [s for s in sent if "GROUP BY" in s]
+        confirm = [s for s in sent if "AS k FROM" in s and "LIMIT" not in s]
+        assert len(grouped) == 1 and not any("fsum" in s or "AS non01" in s for s in grouped)
+        assert len(confirm) == 1 and "GROUP BY" not in confirm[0]
         assert float(np.sum(got.s)) == float(hit.sum())
     elif case in ("graded", "0/1 in ints"):
         assert looks == []        # a range other than [0, 1], or integers: no look

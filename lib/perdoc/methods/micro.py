@@ -437,11 +437,10 @@ def _jackknife_bc(n: np.ndarray, s: np.ndarray, rest: np.ndarray):
     K = n.shape[-1]
     N = n.sum(axis=-1)
     R = s.sum(axis=-1) / N
-    # u = s - R n, v = u / (N - n_d), dev = v - mean v and its square, each in one array in turn
-    # (the same numbers as separate arrays; at 10^6 documents the estimate's peak of memory was
-    # here, four arrays beside N - n_d)
-    v = R[..., None] * n
-    np.subtract(s, v, out=v)
+    # u = s - R n, then v = u / (N - n_d), dev = v - mean v and its square in the same array, in
+    # the same layout (the same numbers as separate arrays; at 10^6 documents the estimate's peak of
+    # memory was here, four arrays beside N - n_d)
+    v = s - R[..., None] * n
     v /= rest
     vbar = np.mean(v, axis=-1)
     R_J = R + (K - 1) * vbar

@@ -873,7 +873,11 @@ class _Source:
 
     def footer_range(self, name: str) -> tuple[float, float] | None:
         """The smallest and largest value of ``name`` from the file's own statistics (a Parquet footer
-        with a numeric minimum and maximum in every row group), or None."""
+        with a numeric minimum and maximum in every row group), or None; None too for a column that
+        is not stored as numbers (a text column's statistics compare letters: "05" lies between
+        "0" and "1")."""
+        if not self.types.get(name, "").upper().startswith(_NUMERIC_TYPES):
+            return None
         row = self._footer(name)
         if row is None:
             return None
