@@ -126,6 +126,31 @@ def test_cli_plan_compares_a_list_of_takes(tmp_path, capsys):
     assert "--take" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flags, named", [(["--reps", "0"], "reps"), (["--reps", "-1"], "reps"),
+                                          (["--reps", "100000000000"], "reps"), (["--seed", "-1"], "seed"),
+                                          (["--take", "0"], "--take"), (["--take", "-1"], "--take"),
+                                          (["--level", "1"], "level"), (["--level", "1.5"], "level")])
+@pytest.mark.parametrize("command", ["simulate", "plan"])
+def test_cli_design_simulations_refuse_bad_flags_in_one_line(tmp_path, capsys, command, flags, named):
+    """simulate --design and plan --frame refuse repetitions, seeds, takes and levels no simulation can
+    take with one line naming them and status 2 (they raised tracebacks, or plan showed every design
+    "not possible" and exited 0); plan refuses a negative cost the same way."""
+    from perdoc.cli import main
+    census = _continuous_census(tmp_path / "census.csv", docs=30)
+    if command == "simulate":
+        args = ["simulate", "--census", str(census), "--doc", "doc", "--score", "score", "--k", "5",
+                "--design", "pps", "--reps", "20"]
+    else:
+        args = ["plan", "--frame", str(tmp_path / "frame.csv"), "--doc", "doc", "--census", str(census), "--score",
+                "score", "--half-width", "0.2", "--ks", "5", "--designs", "srs", "--reps", "20"]
+    assert main([*args, *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and named in err
+    if command == "plan":
+        assert main([*args, "--cost-doc", "-10"]) == 2
+        assert "--cost-doc must be a finite number >= 0" in capsys.readouterr().err
+
+
 def test_planning_population_spreads_tied_pilot_sizes():
     """Pilot documents of one size are tied for every frame document of that size: each takes one of
     them at random, so the population keeps the pilot's spread of rates (taking the first of the ties

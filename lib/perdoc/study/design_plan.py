@@ -119,7 +119,12 @@ def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "p
     ``chunk_scores``: every chunk's score in the census's order (a take of a continuous metric).
     ``tail``: :func:`pilot_tail` of a pilot-made population; when it says ``restrict``, only the
     self-weighting designs may be recommended (the others are still simulated and shown)."""
-    from .design_sim import simulate_design
+    from .design_sim import check_simulation, simulate_design
+    # checked once here: a value no simulation can take must not read as "not possible" on every row
+    reps, seed, level = check_simulation(reps, seed, level)
+    for name, v in (("--cost-doc", cost_doc), ("--cost-chunk", cost_chunk)):
+        if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ParameterError(f"{name} must be a finite number >= 0, got {v!r}")
     if (half_width is None) == (budget is None):
         raise ParameterError("give either --half-width (a target) or --budget (what the labels may cost)")
     for name, v in (("--half-width", half_width), ("--budget", budget)):
