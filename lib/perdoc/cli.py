@@ -485,6 +485,8 @@ def _estimate(args) -> int:
     if args.sample is not None:
         from .cli_sample import run_estimate_sample
         return run_estimate_sample(args, format_estimates, _print_text)
+    refuse_overwriting_inputs("--write-table", args.write_table, args.data, args.frame, args.qrels, args.trec_run,
+                              args.doc_map)
     table = _adapted_input(args)
     aggregated = False
     doc_name = args.doc or "doc"
@@ -604,6 +606,25 @@ def judged_lines(result, sample, args) -> list[str]:
     return out
 
 
+def refuse_overwriting_inputs(flag: str, out, *inputs) -> None:
+    """Refuse an output path that is one of the command's input files (writing it would destroy the
+    data it was computed from); inputs that are None, not files or not there are passed over."""
+    import os
+    if out is None or str(out) == "-" or not os.path.isfile(out):
+        return
+    for given in inputs:
+        if given is None:
+            continue
+        try:
+            same = os.path.samefile(given, out)
+        except (OSError, TypeError, ValueError):
+            continue
+        if same:
+            from .errors import ParameterError
+            raise ParameterError(f"{flag} {out} is also an input ({given}): writing it would destroy that data; "
+                                 "give another path")
+
+
 def _population_size(args):
     """--population-size as an int when it is a whole number, else as given (None when not given)."""
     pop = args.population_size
@@ -654,6 +675,8 @@ def _estimate_params(args) -> int:
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
+    refuse_overwriting_inputs("--write-table", args.write_table, args.params, study.data.path, study.census,
+                              getattr(study.design, "frame", None), study.data.judge_file)
     if args.engine is not None:  # the params' data, read by the engine named on the command line
         study = replace(study, data=replace(study.data, engine=args.engine))
     iv = study.intervals
@@ -672,9 +695,9 @@ def _estimate_params(args) -> int:
         from .study.judge import with_judge
         from .study.run import estimate_study_judged
         result = with_judge(result, estimate_study_judged(study, judged, result))
-    if args.write_table:
-        write_table(table, args.write_table, doc_name=study.data.doc)
     simulation = None if args.skip_simulation else _study_simulation(study, table)
+    if args.write_table:   # (after the census simulation: a study that fails there writes nothing)
+        write_table(table, args.write_table, doc_name=study.data.doc)
     from .study.policy import lead, mark_leads
     kind = study.estimand.kind
     h = lead(result, kind, simulation)

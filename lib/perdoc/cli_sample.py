@@ -199,6 +199,12 @@ def run_sample(args) -> int:
     from .reading.frame import read_frame_hashed
     from .reading.manifest import manifest_json_path, write_manifest
     from .study.sampling import DEFAULT_ICC, draw_sample
+    from pathlib import Path
+
+    from .cli import refuse_overwriting_inputs
+    if args.out:   # (the manifest and the record beside it)
+        refuse_overwriting_inputs("--out", args.out, args.frame)
+        refuse_overwriting_inputs(f"--out {args.out}: its record", manifest_json_path(Path(args.out)), args.frame)
     # a plain CSV or TSV frame is read and hashed from one read of its bytes (else hashed below)
     frame, digest = read_frame_hashed(args.frame, args.doc, n_col=args.frame_n,
                                       allow_similar_ids=args.allow_similar_ids)

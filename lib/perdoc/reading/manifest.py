@@ -94,6 +94,8 @@ def write_manifest(sample, path, *, doc: str, frame_facts: dict) -> Path:
         raise DataFileError(f"--out {path}: folder not found: {path.parent}")
     if path.is_dir():
         raise DataFileError(f"--out {path}: it is a folder")
+    if manifest_json_path(path).is_dir():   # (else the manifest would be written and its record not)
+        raise DataFileError(f"--out {path}: its record {manifest_json_path(path)} is a folder")
     if doc in ("stratum", "prob", "draw", "chunk", "n"):
         raise ParameterError(f"--doc {doc!r} clashes with a manifest column (stratum, prob, draw, chunk, n); "
                              "rename the frame's id column")

@@ -1,0 +1,78 @@
+"""An output path never destroys the command's inputs, and a command that fails writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from perdoc.cli import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    data = tmp_path / "results.csv"
+    data.write_text("doc,hit\nd1,1\nd1,0\nd2,1\nd3,0\nd4,1\n")
+    frame = tmp_path / "frame.csv"
+    frame.write_text("doc,n\nd1,2\nd2,1\nd3,3\nd4,1\nd5,2\nd6,1\n")
+    census = tmp_path / "census.csv"
+    census.write_text("doc,hit\nd1,1\nd1,0\nd2,1\nd3,0\nd3,1\nd3,1\nd4,0\nd5,1\nd5,1\nd6,0\n")
+    return tmp_path, data, frame, census
+
+
+def _one_line(capsys, *words):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and "Traceback" not in "\n".join(err)
+    assert all(w in err[-1] for w in words), err[-1]
+
+
+def test_write_table_onto_the_data_is_refused(files, capsys):
+    tmp, data, frame, _ = files
+    before = data.read_bytes()
+    assert main(["estimate", str(data), "--doc", "doc", "--score", "hit", "--replicates", "0",
+                 "--write-table", str(data)]) == 2
+    _one_line(capsys, "--write-table", "is also an input")
+    assert data.read_bytes() == before
+    # the frame too, and through another spelling of the same path
+    other = tmp / "." / frame.name
+    assert main(["estimate", str(data), "--doc", "doc", "--score", "hit", "--replicates", "0",
+                 "--frame", str(frame), "--write-table", str(other)]) == 2
+    _one_line(capsys, "--write-table", "is also an input")
+    assert frame.read_text().startswith("doc,n\n")
+
+
+def test_write_table_of_a_params_study_is_refused_onto_its_data_and_not_written_when_it_fails(files, capsys):
+    tmp, data, _, census = files
+    params = tmp / "study.yaml"
+    params.write_text("name: tiny\ndata: {path: results.csv, doc: doc, score: hit}\n"
+                      "design: {population: six docs, sampling: srs}\nestimand: {kind: micro, why: chunks}\n"
+                      "intervals: {level: 0.95, replicates: 0, seed: 1}\n")
+    before = data.read_bytes()
+    assert main(["estimate", "--params", str(params), "--write-table", str(data)]) == 2
+    _one_line(capsys, "--write-table", "is also an input")
+    assert data.read_bytes() == before
+    # a census simulation that fails (k above the census's documents): no table is left behind
+    params.write_text(params.read_text() + "census: {path: census.csv}\n"
+                      "simulation: {reps: 20, seed: 1, replicates: 0, k: 100}\n")
+    table = tmp / "docs.csv"
+    assert main(["estimate", "--params", str(params), "--write-table", str(table)]) == 2
+    _one_line(capsys, "k = 100")
+    assert not table.exists()
+
+
+def test_sample_out_onto_its_frame_or_beside_a_folder_is_refused(files, capsys):
+    tmp, _, frame, _ = files
+    before = frame.read_bytes()
+    args = ["sample", "--frame", str(frame), "--doc", "doc", "--k", "2", "--design", "srs", "--seed", "1"]
+    assert main([*args, "--out", str(frame)]) == 2
+    _one_line(capsys, "--out", "is also an input")
+    assert frame.read_bytes() == before
+    # the record written beside the manifest (frame.json for --out frame.csv) is checked too
+    framej = tmp / "f.json"
+    framej.write_bytes(before)
+    assert main([*args[:2], str(framej), *args[3:], "--out", str(tmp / "f.csv")]) == 2
+    _one_line(capsys, "its record", "is also an input")
+    assert framej.read_bytes() == before and not (tmp / "f.csv").exists()
+    # a folder where the record goes: nothing is written, not even the manifest
+    (tmp / "m.json").mkdir()
+    assert main([*args, "--out", str(tmp / "m.csv")]) == 2
+    _one_line(capsys, "is a folder")
+    assert not (tmp / "m.csv").exists()
