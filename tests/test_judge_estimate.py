@@ -332,3 +332,22 @@ def test_the_size_check_fires_at_its_level_for_a_judge_unrelated_to_size(kind, l
             f = s + rng.binomial(n.astype(int) - s, fpr)
         fired += size_bias(n, s, f)["flag"]
     assert low <= fired / 400 <= high
+
+
+def test_a_population_size_beside_a_covering_judge_file_must_be_its_count(tmp_path, capsys):
+    """The judge file covers the population, so it gives M (as a frame does): a different
+    --population-size is refused in one line (it was taken, and made the labelled documents a census
+    with a zero-width interval); the judge file's own count is accepted."""
+    from perdoc.cli import main
+    lab = tmp_path / "lab.csv"
+    lab.write_text("doc,gold,judge\nd1,1,1\nd1,1,1\nd2,1,1\nd2,0,0\nd3,0,0\nd3,0,1\nd4,1,1\nd4,0,1\n")
+    jud = tmp_path / "jud.csv"
+    jud.write_text("doc,judge\nd1,1\nd1,1\nd2,1\nd2,0\nd3,0\nd3,1\nd4,1\nd4,1\nd5,1\nd5,0\nd6,0\nd6,0\nd7,1\nd8,0\n")
+    args = ["estimate", str(lab), "--doc", "doc", "--score", "gold", "--judge", "judge", "--judge-file", str(jud)]
+    assert main([*args, "--population-size", "4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "M = 4 differs from the 8 documents of the judge file" in err
+    assert main([*args, "--population-size", "8", "--json"]) == 0
+    with_m = capsys.readouterr().out
+    assert main([*args, "--json"]) == 0
+    assert capsys.readouterr().out == with_m

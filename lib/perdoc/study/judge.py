@@ -359,6 +359,19 @@ class JudgeEstimates:
         return pd.DataFrame(rows)
 
 
+def _population_of(sample: JudgedSample, population_size):
+    """M for a judged sample: the judge file's documents when it covers the population (a population
+    size given beside it must be that count, as beside a frame), else ``population_size`` as given."""
+    if not sample.judge.covers:
+        return population_size
+    M = sample.judge.M
+    if population_size is not None and not isinstance(population_size, bool) and population_size != M:
+        raise ParameterError(f"population size M = {population_size} differs from the {M:,} documents of the judge "
+                             "file, which covers the population; leave it out (the judge file gives M) or give "
+                             "its count")
+    return M
+
+
 def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_size: int | None = None,
                     replicates: int = 0, seed: int | None = 1) -> JudgeEstimates:
     """The judge-assisted micro and macro means of ``sample`` (:func:`perdoc.methods.ppi.ppi_micro`,
@@ -370,8 +383,7 @@ def estimate_judged(sample: JudgedSample, *, level: float = 0.95, population_siz
     if isinstance(sample, JudgedDesign):
         return _estimate_judged_design(sample, level)
     t = sample.table
-    if population_size is None and sample.judge.covers:
-        population_size = sample.judge.M
+    population_size = _population_of(sample, population_size)
     if sample.difference is not None:   # a paired difference: what perdoc compare estimates on it
         from .estimate import _estimate
         labels = _estimate(t, level=level, population_size=population_size, replicates=replicates, seed=seed,
@@ -488,8 +500,7 @@ def plan_judged(sample: JudgedSample, target: float, *, estimand: str = "micro",
     correlation rho the spread shrinks by about ``sqrt(1 - rho^2)``. Returns ``{"judge": Plan,
     "labels_only": Plan, "estimand", "pilot_k", "notes"}``."""
     from .plan import pilot_inputs, plan_k, spread_problem
-    if population_size is None and sample.judge.covers:
-        population_size = sample.judge.M
+    population_size = _population_of(sample, population_size)
     from ..methods.ppi import FLOOR_DOCUMENTS
     spreads = {}
     corrected = corrected_table(sample, estimand)
