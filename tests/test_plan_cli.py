@@ -137,3 +137,14 @@ def test_the_readme_shows_what_plan_prints(capsys):
     assert "--params params/example.yaml --half-width 0.05 " in section
     assert main(["plan", "--params", str(EXAMPLE), "--half-width", "0.05"]) == 0
     assert capsys.readouterr().out == shown
+
+
+def test_a_population_smaller_than_the_studys_own_sample_is_refused(capsys):
+    """--population-size below the documents the params study already holds is refused as estimate
+    refuses it (it was taken: a plan of K = M documents with a half-width of 0)."""
+    from perdoc.study.run import load_study_table
+    k = load_study_table(load_params(EXAMPLE)).K    # (the example's own sample)
+    assert main(["plan", "--params", str(EXAMPLE), "--half-width", "0.05", "--population-size", str(k - 1)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"M = {k - 1} is below the number of sampled documents K = {k}" in err
+    assert main(["plan", "--params", str(EXAMPLE), "--half-width", "0.05", "--population-size", str(k)]) == 0

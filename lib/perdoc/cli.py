@@ -1194,6 +1194,10 @@ def _pilot_context(inputs: _PlanInputs, study, table, census) -> _PlanInputs:
     ``census`` the census when it is the pilot, else None."""
     pilot = census if census is not None else table
     M, design_note = inputs.M, None
+    if M is not None and not isinstance(M, bool) and M < table.K:   # (the study's documents are the population's)
+        from .errors import ParameterError
+        raise ParameterError(f"--population-size M = {M:g} is below the number of sampled documents K = {table.K} "
+                             f"of {study.name}; M must be at least K")
     if M is None:
         M = _plan_population_size(study, table, census)
         if study.design.sampling not in ("srs", "census"):
