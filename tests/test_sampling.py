@@ -538,3 +538,20 @@ def test_cost_allocation_anticipates_the_labels_the_draw_takes(monkeypatch):
         assert smp.info["labels"] == int(anticipated[drawn].sum())
         assert smp.info["chunk_rate"] == pytest.approx(smod.chunk_rate(int(k_h[~whole].sum()), n.sum(),
                                                                        n[whole[h]].sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("extra", [["--write-table", "docs.csv"], ["--replicates", "99"], ["--seed", "3"],
+                                   ["--metric", "binary"], ["--format", "csv"]])
+def test_estimate_from_the_manifest_refuses_what_it_would_not_use(tmp_path, frame_file, capsys, extra):
+    """Flags the design-based estimate does not use are refused in one line rather than passed over
+    (a --write-table file was never written, a --metric never checked)."""
+    assert _sample(tmp_path, frame_file, "--design", "srs") == 0
+    _labels(pd.read_csv(tmp_path / "man.csv")).to_csv(tmp_path / "labels.csv", index=False)
+    capsys.readouterr()
+    if extra[0] == "--write-table":
+        extra = [extra[0], str(tmp_path / extra[1])]
+    assert main(["estimate", str(tmp_path / "labels.csv"), "--doc", "doc_id", "--score", "hit", "--sample",
+                 str(tmp_path / "man.csv"), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{extra[0]} does not go with --sample" in err
+    assert not (tmp_path / "docs.csv").exists()

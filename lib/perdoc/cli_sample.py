@@ -272,6 +272,17 @@ def run_estimate_sample(args, format_estimates, print_text=print) -> int:
         if v is not None:
             raise ParameterError(f"{flag} does not go with --sample: the manifest carries the design, the "
                                  "population and the sizes")
+    # what the design-based estimate does not use is refused, not passed over (an output file that
+    # is never written, a bootstrap that never runs, a declared metric that is never checked)
+    unused = [flag for flag, v in (("--write-table", args.write_table), ("--replicates", args.replicates),
+                                   ("--seed", args.seed), ("--metric", args.metric), ("--format", args.format),
+                                   ("--engine", args.engine), ("--backend", args.backend), ("--table", args.table),
+                                   ("--trec-run", args.trec_run), ("--qrels", args.qrels),
+                                   ("--measure", args.measure), ("--doc-map", args.doc_map)) if v is not None]
+    if unused:
+        raise ParameterError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not go with --sample: the "
+                             "labels are read as a CSV/TSV/Parquet table and estimated by the manifest's design "
+                             "(no bootstrap)")
     level = check_level(0.95 if args.level is None else args.level)
     manifest = read_manifest(args.sample, args.doc, allow_similar_ids=args.allow_similar_ids)
     labels = read_table_file(args.data, "the labels")
