@@ -76,3 +76,21 @@ def test_sample_out_onto_its_frame_or_beside_a_folder_is_refused(files, capsys):
     assert main([*args, "--out", str(tmp / "m.csv")]) == 2
     _one_line(capsys, "is a folder")
     assert not (tmp / "m.csv").exists()
+
+
+def test_report_with_a_params_file_that_does_not_read_creates_no_folder(tmp_path, capsys):
+    """A params file that is missing or is not YAML writes nothing, not even the --out folders (they
+    were created before the file was read); one that reads but breaks the schema gets its error page."""
+    out = tmp_path / "reports" / "a" / "b"
+    assert main(["report", str(tmp_path / "nope.yaml"), "--out", str(out)]) == 2
+    _one_line(capsys, "params file not found")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\n  bad: [\n")
+    assert main(["report", str(bad), "--out", str(out)]) == 2
+    _one_line(capsys, "not valid YAML")
+    assert not (tmp_path / "reports").exists()
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("name: broken\ndata: {path: results.csv}\n")
+    assert main(["report", str(schema), "--out", str(out)]) == 2
+    capsys.readouterr()
+    assert (out / "broken" / "error.txt").is_file()

@@ -683,7 +683,7 @@ def build_report(params_file, out_dir="reports", *, language: str | None = None,
     params_file = Path(os.fspath(params_file))
     changes = _command_line_overrides(overrides, language, name)
     if not changes:
-        _check_out_dir(out_dir)
+        _check_out_dir(out_dir, create=False)   # (created once the params file reads: a bad one writes nothing)
     study = _load_for_build(params_file, out_dir, changes, notify)
     name = study.name
     _check_out_dir(out_dir)
@@ -714,6 +714,7 @@ def _load_for_build(params_file: Path, out_dir: Path, changes: dict, notify) -> 
         name = changes.get("name") or _declared_name(params_file)
         if name is not None:  # read, but broke the schema: never leave an older report standing
             try:
+                _check_out_dir(out_dir)
                 with _name_lock(out_dir, name, notify):
                     _write_error_page(out_dir, name, params_file, str(err))
             except PerdocError as refused:
@@ -826,10 +827,21 @@ def _error_page_or_note(out_dir: Path, name: str, params_file: Path, message: st
         pass
 
 
-def _check_out_dir(out_dir: Path) -> None:
-    """The output folder exists (or is created) and perdoc may write in it; else one line."""
+def _check_out_dir(out_dir: Path, *, create: bool = True) -> None:
+    """The output folder exists (or is created) and perdoc may write in it; else one line. With
+    ``create`` False a missing folder is not created: the nearest folder above it that exists must
+    be one perdoc may write in."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ReportError(f"--out {out_dir}: it is a file, not a folder; give a folder for the reports")
+    if not create and not out_dir.exists():
+        above = out_dir.absolute().parent
+        while not above.exists() and above != above.parent:
+            above = above.parent
+        if not above.is_dir():
+            raise ReportError(f"--out {out_dir}: {above} is a file, not a folder; give a folder for the reports")
+        if not os.access(above, os.W_OK | os.X_OK):
+            raise ReportError(f"--out {out_dir}: cannot create the folder in {above}, which is not writable")
+        return
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
