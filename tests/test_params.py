@@ -103,3 +103,17 @@ def test_committed_params_are_valid():
         s = load_params(f)
         assert s.data.path.exists(), f"{f.name}: data file {s.data.path} missing"
         assert s.name == f.stem
+
+
+@pytest.mark.parametrize("text, key, line, first", [
+    ("intervals: {level: 0.95, level: 0.5}\n", "level", 1, 1),
+    ("estimand: {kind: micro, why: a}\nname: x\nestimand: {kind: macro, why: b}\n", "estimand", 3, 1),
+    ("data:\n  path: a.csv\n  doc: d\n  doc: e\n", "doc", 4, 3),
+])
+def test_a_key_given_twice_is_refused(tmp_path, text, key, line, first):
+    """YAML keeps the last of two equal keys without a word (a second estimand overrode the first):
+    params files refuse it, naming the key and both lines."""
+    p = tmp_path / "p.yaml"
+    p.write_text(text)
+    with pytest.raises(ParamsError, match=rf"line {line}: key '{key}' is given twice \(first at line {first}\)"):
+        load_params(p)

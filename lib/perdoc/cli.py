@@ -485,6 +485,7 @@ def _estimate(args) -> int:
     if args.sample is not None:
         from .cli_sample import run_estimate_sample
         return run_estimate_sample(args, format_estimates, _print_text)
+    from ._paths import refuse_overwriting_inputs
     refuse_overwriting_inputs("--write-table", args.write_table, args.data, args.frame, args.qrels, args.trec_run,
                               args.doc_map)
     table = _adapted_input(args)
@@ -606,25 +607,6 @@ def judged_lines(result, sample, args) -> list[str]:
     return out
 
 
-def refuse_overwriting_inputs(flag: str, out, *inputs) -> None:
-    """Refuse an output path that is one of the command's input files (writing it would destroy the
-    data it was computed from); inputs that are None, not files or not there are passed over."""
-    import os
-    if out is None or str(out) == "-" or not os.path.isfile(out):
-        return
-    for given in inputs:
-        if given is None:
-            continue
-        try:
-            same = os.path.samefile(given, out)
-        except (OSError, TypeError, ValueError):
-            continue
-        if same:
-            from .errors import ParameterError
-            raise ParameterError(f"{flag} {out} is also an input ({given}): writing it would destroy that data; "
-                                 "give another path")
-
-
 def _population_size(args):
     """--population-size as an int when it is a whole number, else as given (None when not given)."""
     pop = args.population_size
@@ -675,6 +657,7 @@ def _estimate_params(args) -> int:
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
+    from ._paths import refuse_overwriting_inputs
     refuse_overwriting_inputs("--write-table", args.write_table, args.params, study.data.path, study.census,
                               getattr(study.design, "frame", None), study.data.judge_file)
     if args.engine is not None:  # the params' data, read by the engine named on the command line

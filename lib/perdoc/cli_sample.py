@@ -201,7 +201,7 @@ def run_sample(args) -> int:
     from .study.sampling import DEFAULT_ICC, draw_sample
     from pathlib import Path
 
-    from .cli import refuse_overwriting_inputs
+    from ._paths import refuse_overwriting_inputs
     if args.out:   # (the manifest and the record beside it)
         refuse_overwriting_inputs("--out", args.out, args.frame)
         refuse_overwriting_inputs(f"--out {args.out}: its record", manifest_json_path(Path(args.out)), args.frame)

@@ -348,6 +348,14 @@ class YamlDepthError(yaml.YAMLError):
         self.line = line
 
 
+class YamlDuplicateKeyError(yaml.YAMLError):
+    """A key given twice in one mapping of params YAML (YAML would keep the last one silently)."""
+
+    def __init__(self, key: str, line: int, first: int):
+        super().__init__(f"line {line}: key {key!r} is given twice (first at line {first})")
+        self.key, self.line, self.first = key, line, first
+
+
 class _ParamsLoader(yaml.SafeLoader):
     """PyYAML's SafeLoader that refuses anchors and aliases, and nesting deeper than MAX_YAML_DEPTH,
     while composing: before any value is built, so nothing can walk an expanded value."""
@@ -374,6 +382,17 @@ class _ParamsLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._where.pop()
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    line = key_node.start_mark.line + 1
+                    if key_node.value in seen:
+                        raise YamlDuplicateKeyError(key_node.value, line, seen[key_node.value])
+                    seen[key_node.value] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 def read_yaml(text: str):
@@ -411,6 +430,9 @@ def load_params(path, overrides=None) -> Study:
     except YamlDepthError as e:
         raise ParamsError(f"{label}: not valid params YAML at line {e.line}: nested deeper than "
                           f"{MAX_YAML_DEPTH} levels") from None
+    except YamlDuplicateKeyError as e:
+        raise ParamsError(f"{label}: line {e.line}: key '{_brief(e.key, 60, quote=False)}' is given twice (first "
+                          f"at line {e.first}); give each key once (YAML would keep the last one silently)") from None
     except ValueError as e:
         raise ParamsError(f"{label}: not valid YAML: {_brief(str(e).split(';')[0], 120, quote=False)}") from None
     except yaml.YAMLError as e:
