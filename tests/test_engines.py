@@ -152,6 +152,12 @@ def test_backend_url_and_table_from_the_command_line(tmp_path, files):
                     "frac", "--replicates", "0", "--json")
     assert _without_input(ref) == _without_input(got)
     assert got["input"]["table"] == "results"
+    # a data file beside --backend would not be read: refused, not passed over
+    from perdoc.cli import main
+    assert main(["estimate", str(files["parquet"]), "--backend", f"duckdb://{db}", "--table", "results", "--doc",
+                 "doc", "--score", "frac"]) == 2
+    assert main(["simulate", "--census", str(files["parquet"]), "--backend", f"duckdb://{db}", "--table", "results",
+                 "--doc", "doc", "--score", "frac", "--k", "3"]) == 2
 
 
 def test_params_engine_and_backend_keys(tmp_path):

@@ -371,6 +371,11 @@ def _engine_options(args) -> dict:
         raise ParameterError("--backend URL and --table NAME go together")
     if url is not None and engine is not None:
         raise ParameterError("give either --engine (how to read the file) or --backend (a table elsewhere), not both")
+    files = [flag for flag, v in (("DATA", getattr(args, "data", None)), ("--census", getattr(args, "census", None)))
+             if v is not None]
+    if url is not None and files:   # (the file would not be read, without a word)
+        raise ParameterError(f"--backend reads the table {table!r} where it lives; drop {' and '.join(files)}, "
+                             "or drop --backend and --table to read the file")
     return {"engine": engine, "backend": None if url is None else {"url": url, "table": table}}
 
 
