@@ -285,3 +285,16 @@ def test_report_plan_from_the_study_as_pilot_carries_the_tail(tmp_path):
     assert res["recommended"] is None or res["recommended"]["design"] == "pps"
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
     assert "42 longer documents it never saw" in text and "Traceback" not in html
+
+
+@pytest.mark.parametrize("flags", [["--population-size", "1000"], ["--estimand", "macro"], ["--df-rule", "k-1"],
+                                   ["--pilot", "study"]])
+def test_cli_plan_with_a_frame_refuses_flags_it_would_pass_over(tmp_path, capsys, flags):
+    from perdoc.cli import main
+    census = _continuous_census(tmp_path / "census.csv", docs=30)
+    args = ["plan", "--frame", str(tmp_path / "frame.csv"), "--doc", "doc", "--census", str(census), "--score",
+            "score", "--half-width", "0.2", "--ks", "5", "--designs", "srs", "--reps", "20"]
+    assert main([*args, *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not go with --frame" in err and flags[0] in err
+    assert main([*args, "--estimand", "micro"]) == 0    # (what it plans anyway)

@@ -68,6 +68,15 @@ def run_plan_designs(args, print_text=print) -> int:
     for flag, v in (("--params", args.params), ("--sd", args.sd)):
         if v is not None:
             raise ParameterError(f"{flag} does not go with --frame")
+    # the frame gives the population, and the designs' simulations plan the micro mean by their own
+    # intervals: these would be passed over without a word
+    for flag, v, why in (("--population-size", args.population_size, "the frame gives the population"),
+                         ("--estimand macro", None if args.estimand in (None, "micro") else args.estimand,
+                          "the designs are planned for the micro mean"),
+                         ("--df-rule", args.df_rule, "each design's own interval is simulated"),
+                         ("--pilot", args.pilot, "--census or --pilot-data is the pilot")):
+        if v is not None:
+            raise ParameterError(f"{flag} does not go with --frame: {why}")
     try:
         ks = tuple(int(x) for x in str(args.ks).split(","))
     except ValueError:
