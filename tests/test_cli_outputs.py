@@ -94,3 +94,16 @@ def test_report_with_a_params_file_that_does_not_read_creates_no_folder(tmp_path
     assert main(["report", str(schema), "--out", str(out)]) == 2
     capsys.readouterr()
     assert (out / "broken" / "error.txt").is_file()
+
+
+@pytest.mark.parametrize("argv, flags", [
+    (["compare", "{data}", "--doc", "doc", "--score", "hit", "--vs", "hit"], "--score and --vs"),
+    (["estimate", "{data}", "--doc", "hit", "--score", "hit"], "--doc and --score"),
+    (["simulate", "--census", "{data}", "--doc", "doc", "--score", "doc", "--k", "2"], "--doc and --score"),
+])
+def test_two_column_flags_naming_one_column_are_named_as_flags(files, capsys, argv, flags):
+    """The loaders' own message named their arguments ("a and b both name column ..."), which the
+    command line does not have: the command names its flags."""
+    _, data, _, _ = files
+    assert main([a.format(data=data) for a in argv]) == 2
+    _one_line(capsys, f"{flags} both name column")

@@ -467,6 +467,8 @@ def _run(argv) -> int:
         return 0
     commands = {"estimate": _estimate, "compare": _compare, "report": _report, "plan": _plan,
                 "simulate": _simulate}
+    if args.command in ("estimate", "compare", "simulate"):
+        _distinct_columns(args)
     if args.command in commands:
         return commands[args.command](args)
     if args.command == "sample":
@@ -474,6 +476,25 @@ def _run(argv) -> int:
         return run_sample(args)
     build_parser().print_help(sys.stderr)
     return EXIT_BAD_INPUT
+
+
+#: The flags that name a column of the data, in the order messages name them (a judge's column has
+#: checks of its own, which say what the judge must differ from).
+_COLUMN_FLAGS = (("--doc", "doc"), ("--score", "score"), ("--vs", "vs"), ("--n", "n_col"), ("--s", "s_col"),
+                 ("--q", "q_col"))
+
+
+def _distinct_columns(args) -> None:
+    """Two column flags naming the same column are refused in one line naming both flags (the
+    loaders' own check names their arguments, ``a and b``, which the command line does not have)."""
+    from .errors import ColumnError
+    seen = {}
+    for flag, dest in _COLUMN_FLAGS:
+        v = getattr(args, dest, None)
+        if isinstance(v, str) and v:
+            if v in seen:
+                raise ColumnError(f"{seen[v]} and {flag} both name column {v!r}; each must be a different column")
+            seen[v] = flag
 
 
 def _estimate(args) -> int:
