@@ -298,3 +298,17 @@ def test_cli_plan_with_a_frame_refuses_flags_it_would_pass_over(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not go with --frame" in err and flags[0] in err
     assert main([*args, "--estimand", "micro"]) == 0    # (what it plans anyway)
+
+
+@pytest.mark.parametrize("flags, design", [(["--take", "3"], None), (["--with-replacement"], None),
+                                           (["--replicates", "9"], "pps"), (["--frame"], "srs"),
+                                           (["--with-replacement"], "srs")])
+def test_cli_simulate_refuses_flags_of_the_other_kind_of_simulation(tmp_path, capsys, flags, design):
+    """simulate without --design draws whole documents at random and bootstraps; with it, the
+    design-based intervals without a bootstrap: a flag of the other kind is refused, not passed over."""
+    from perdoc.cli import main
+    census = _continuous_census(tmp_path / "census.csv", docs=30)
+    args = ["simulate", "--census", str(census), "--doc", "doc", "--score", "score", "--k", "5", "--reps", "5"]
+    assert main([*args, *(["--design", design] if design else []), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and flags[0] in err and "Traceback" not in err

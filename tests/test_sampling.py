@@ -555,3 +555,16 @@ def test_estimate_from_the_manifest_refuses_what_it_would_not_use(tmp_path, fram
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"{extra[0]} does not go with --sample" in err
     assert not (tmp_path / "docs.csv").exists()
+
+
+@pytest.mark.parametrize("design, extra, flag", [("srs", ["--with-replacement"], "--with-replacement"),
+                                                 ("stratified", ["--with-replacement"], "--with-replacement"),
+                                                 ("srs", ["--certainty-size", "5"], "--certainty-size"),
+                                                 ("pps", ["--allocation", "neyman"], "--allocation")])
+def test_sample_refuses_options_of_other_designs(tmp_path, frame_file, capsys, design, extra, flag):
+    """An option of another design is refused in one line (it was passed over: the record then said
+    with_replacement false for a --with-replacement draw)."""
+    assert _sample(tmp_path, frame_file, "--design", design, *extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{flag} goes with --design" in err
+    assert not list(tmp_path.glob("man*"))

@@ -1375,6 +1375,10 @@ def _simulate(args) -> int:
     if args.design is not None:
         from .cli_sample import run_simulate_design
         return run_simulate_design(args, _print_text)
+    design_only = [flag for flag, v in (("--take", args.take), ("--with-replacement", args.with_replacement or None))
+                   if v is not None]
+    if design_only:   # (a simple random sample of whole documents: they would be passed over)
+        raise ParameterError(f"{' and '.join(design_only)} {'goes' if len(design_only) == 1 else 'go'} with --design")
     from .progress import NO_PROGRESS, Progress
     shown = Progress("simulate") if sys.stderr.isatty() else NO_PROGRESS
     progress = shown.bar("simulating")

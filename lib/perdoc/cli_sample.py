@@ -211,6 +211,13 @@ def run_sample(args) -> int:
     from pathlib import Path
 
     from ._paths import refuse_overwriting_inputs
+    from .errors import ParameterError
+    # options of other designs are refused, not passed over (the record would say they were not used)
+    for flag, given, designs in (("--with-replacement", args.with_replacement, ("pps",)),
+                                 ("--certainty-size", args.certainty_size is not None, ("pps", "certainty")),
+                                 ("--allocation", args.allocation is not None, ("stratified",))):
+        if given and args.design not in designs:
+            raise ParameterError(f"{flag} goes with --design {' or '.join(designs)}, not {args.design}")
     if args.out:   # (the manifest and the record beside it)
         refuse_overwriting_inputs("--out", args.out, args.frame)
         refuse_overwriting_inputs(f"--out {args.out}: its record", manifest_json_path(Path(args.out)), args.frame)
@@ -323,6 +330,15 @@ def run_simulate_design(args, print_text=print) -> int:
         raise ParameterError("--design simulates one system from --census, --doc and --score (not --params or --vs)")
     if args.census is None or args.doc is None or args.score is None or args.k is None:
         raise ParameterError("--design needs --census, --doc, --score and --k")
+    unused = [flag for flag, v in (("--replicates", args.replicates), ("--frame", args.frame or None),
+                                   ("--engine", args.engine), ("--backend", args.backend), ("--table", args.table))
+              if v is not None]
+    if unused:   # (the design-based intervals have no bootstrap; the census is read as a file here)
+        raise ParameterError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not go with --design: it "
+                             "simulates the design-based intervals (no bootstrap) on the census file")
+    if args.with_replacement and args.design != "pps":
+        raise ParameterError(f"--with-replacement goes with --design pps (the {args.design} design draws "
+                             "without replacement)")
     # a take of a continuous score labels real chunks: their scores come from the same read
     census, chunk_scores = load_census(args.census, doc=args.doc, score=args.score, takes=(args.take,),
                                        fmt=args.format, metric=args.metric, allow_similar_ids=args.allow_similar_ids)
