@@ -1026,3 +1026,36 @@ def test_the_ids_seen_before_the_pass_choose_how_many_words_hold_each(tmp_path):
         with _open_source(str(path), None) as src:
             assert _id_words(src, "doc_id") == words, ids
             assert _id_words(src, "n") == 0
+
+
+def test_blank_text_scores_in_a_parquet_file_without_nulls_are_missing(tmp_path):
+    """A score column stored as text whose footer counts no nulls: its blank fields are still missing
+    scores, refused as the CSV of the same rows refuses them (they were counted as rows of score 0)."""
+    path = tmp_path / "blank.parquet"
+    pq.write_table(pa.table({"doc": ["a", "a", "b", "b"], "score": ["1", "", "1", "  "]}), path)
+    csv_path = tmp_path / "blank.csv"
+    csv_path.write_text('doc,score\na,1\na,\nb,1\nb,"  "\n')
+    for p in (path, csv_path):
+        with pytest.raises(InputError, match=r"column 'score' in .*: 2 row\(s\) have a missing score"):
+            pio.load_chunks(p, "doc", "score", metric="binary")
+
+
+def test_a_csv_field_longer_than_the_csv_modules_limit_in_the_first_rows(tmp_path):
+    """The first rows are looked at with Python's csv module, whose fields stop at 128 KiB: a longer
+    one (a chunk's text) no longer raises its error; the file loads."""
+    path = tmp_path / "long.csv"
+    path.write_text("doc,score,text\na,1," + "x" * 131073 + "\nb,0,y\n")
+    t = pio.load_chunks(path, "doc", "score")
+    assert list(t.n) == [1.0, 1.0] and list(t.s) == [1.0, 0.0]
+
+
+def test_a_dataframe_column_duckdb_cannot_read(tmp_path):
+    """A DataFrame column of a type DuckDB cannot read (a period) is left out when perdoc does not
+    read it, and named in one line when it does (it was a DuckDB traceback)."""
+    import pandas as pd
+    base = {"doc": ["a", "a", "b", "b"], "score": [1, 0, 1, 1]}
+    t = pio.load_chunks(pd.DataFrame({**base, "m": pd.period_range("2024-01", periods=4, freq="M")}), "doc", "score")
+    assert list(t.n) == [2.0, 2.0] and list(t.s) == [1.0, 2.0]
+    bad = pd.DataFrame({"doc": base["doc"], "score": pd.period_range("2024-01", periods=4, freq="M")})
+    with pytest.raises(InputError, match=r"DuckDB cannot read its column 'score' of type period\[M\]"):
+        pio.load_chunks(bad, "doc", "score")

@@ -362,8 +362,11 @@ def _head_fields(src: _Source, name: str) -> list[str]:
         text = head[:head.rfind(b"\n") + 1].decode("utf-8-sig", errors="replace")
         rows = csv.reader(text.splitlines(keepends=True), delimiter="," if src.fmt == "csv" else "\t",
                           quotechar='"', doublequote=True)
-        next(rows, None)   # the header
-        src.head = list(rows)
+        try:
+            next(rows, None)   # the header
+            src.head = list(rows)
+        except csv.Error:      # (a field past the csv module's limit, 128 KiB: no guess from the first rows)
+            src.head = []
     column = src.columns.index(name)
     fields = (row[column].strip() for row in src.head if len(row) > column)
     return [f for f in fields if f]
@@ -410,7 +413,9 @@ def _grouped_chunk_sums(src: _Source, doc: str, score: str, raw: str, x: str, te
     # finite. A count known to be 0 (and the example that goes with it) is filled in below rather
     # than fetched. (A count of the scores outside [0, 1] costs about half what their smallest and
     # largest per document did: a 10^7-row CSV file's pass 0.87 -> 0.77 s, the bare GROUP BY 0.61)
-    no_nulls = src.without_nulls(score)
+    # (a score read as text turns blank fields into missing ones itself: the footer's count of nulls
+    # does not cover those)
+    no_nulls = not text and src.without_nulls(score)
     aggs = ["count(*) AS n", f"{agg}(x) AS s"] + ([] if known01 else [f"{agg}(x * x) AS q"])
     if outside01:
         aggs.append("count(*) FILTER (WHERE x < 0 OR x > 1) AS out01")
@@ -991,11 +996,25 @@ def _adapt(source, fmt, fields: list[str], origin: dict | None = None):
     from .formats import adapter_for
     kind = adapter_for(source, fmt)
     if kind is None:
-        return source, fmt, (None if origin is None else ((), [], origin))
+        return _only_fields(source, fields), fmt, (None if origin is None else ((), [], origin))
     from . import adapters
     df, exclusions, notes = adapters.read(source, kind, fields=list(fields))
     label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     return df, None, (tuple(exclusions or ()), list(notes or ()), {"path": label, "format": kind})
+
+
+def _only_fields(source, fields: list[str]):
+    """A pandas DataFrame cut to the columns ``fields`` the loader reads (DuckDB cannot read some
+    column types, a period or a sparse column, and would refuse the whole frame for one it never
+    needed); the frame as it is when one of them is missing or a column name repeats (then refused
+    with its whole header)."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(source, pd.DataFrame) or isinstance(source.columns, pd.MultiIndex):
+        return source
+    cols = list(source.columns)
+    if len(set(map(str, cols))) != len(cols) or not all(f in cols for f in fields):
+        return source
+    return source[list(dict.fromkeys(fields))]
 
 
 def _adapted_table(table, adapted):
@@ -1067,10 +1086,31 @@ def _dataframe_source(con, df) -> _Source:
         dup = pd.Index(map(str, df.columns))
         raise ColumnError(f"{label} has duplicate column names: {', '.join(sorted(set(dup[dup.duplicated()])))}")
     df = df.rename(columns=str)
-    con.register("perdoc_input", df)
-    types = _describe(con, "perdoc_input", None)
+    try:
+        con.register("perdoc_input", df)
+        types = _describe(con, "perdoc_input", None)
+    except (duckdb.Error, PerdocError):
+        raise InputError(f"{label}: DuckDB cannot read its column {_unreadable_columns(df)}; convert it to numbers "
+                         "or text, or leave it out") from None
     return _Source(con=con, label=label, path=None, fmt="dataframe", relation="perdoc_input",
                    columns=list(df.columns), types=types, nbytes=None)
+
+
+def _unreadable_columns(df) -> str:
+    """The columns of ``df`` DuckDB refuses one by one, with their types (for a one-line message)."""
+    bad = []
+    for col in df.columns:
+        con = duckdb.connect()
+        try:
+            con.register("one", df[[col]])
+            con.execute("DESCRIBE SELECT * FROM one").fetchall()
+        except duckdb.Error:
+            bad.append(f"{col!r} of type {df[col].dtype}")
+        finally:
+            con.close()
+        if len(bad) == 3:
+            break
+    return ", ".join(bad) or "a column of an unsupported type"
 
 
 def _arrow_source(con, source) -> _Source:
