@@ -221,6 +221,8 @@ def test_cli_compare_trec_runs(ir_measures, capsys):
     (["estimate", "data.csv", "--trec-run", "r", "--qrels", "q", "--measure", "RR", "--doc-map", "m"],
      "drop DATA"),
     (["compare", "--trec-run", "r", "--qrels", "q", "--measure", "RR", "--doc-map", "m"], "needs --vs-run"),
+    (["compare", "--trec-run", "a/r.trec", "--vs-run", "a/r.trec", "--qrels", "q", "--measure", "RR", "--doc-map",
+      "m"], "--vs-run: duplicate system 'r'"),
     (["compare", "data.csv", "--doc", "d"], "missing --score, --vs"),
     (["estimate", str(F / "inspect.json"), "--format", "inspect", "--doc", "id"], "needs --score"),
 ])

@@ -568,3 +568,18 @@ def test_sample_refuses_options_of_other_designs(tmp_path, frame_file, capsys, d
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"{flag} goes with --design" in err
     assert not list(tmp_path.glob("man*"))
+
+
+def test_a_unit_not_in_the_manifest_is_named_as_the_labels_write_it(tmp_path, frame_file, capsys):
+    """The unit is named by its values as the labels file has them (draw=1, chunk=7), not by numpy's
+    scalars (draw=np.int64(1))."""
+    assert _sample(tmp_path, frame_file, "--design", "pps", "--take", "3") == 0
+    man = pd.read_csv(tmp_path / "man.csv")
+    labels = _labels(man)
+    labels.loc[0, "chunk"] = 999999
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    capsys.readouterr()
+    assert main(["estimate", str(tmp_path / "labels.csv"), "--doc", "doc_id", "--score", "hit", "--sample",
+                 str(tmp_path / "man.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "chunk=999999" in err and "np." not in err

@@ -752,6 +752,8 @@ def _compare(args) -> int:
     runs = args.vs_run or []
     if len(runs) > 1:
         return _compare_many(args, [args.trec_run, *runs], trec=True)
+    if len(runs) == 1 and args.trec_run is not None:   # (a run against itself: a difference of 0, no interval)
+        _many_names([args.trec_run, runs[0]], "--vs-run", True)
     args = argparse.Namespace(**{**vars(args), "vs_run": runs[0] if runs else None})
     try:
         pairs, exclusions = _load_compare_pairs(args)

@@ -330,6 +330,19 @@ def _read_labels(labels, manifest, *, doc: str, score: str, labels_path: str, al
     return lab, key
 
 
+def _unit(row, key: list[str]) -> str:
+    """A labelled unit as its key's values, as the labels file writes them (doc='d1', draw=1, chunk=7),
+    not as numpy writes its scalars."""
+    parts = []
+    for k in key:
+        v = row[k]
+        v = v.item() if hasattr(v, "item") else v
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        parts.append(f"{k}={v!r}")
+    return ", ".join(parts)
+
+
 def _check_labelled_units(lab, manifest, key: list[str], *, manifest_path: str, labels_path: str) -> None:
     """Refuse a labelled unit the manifest does not list, or a unit labelled twice."""
     units = manifest[key].drop_duplicates() if key != ["doc", "draw"] else manifest[["doc", "draw"]]
@@ -340,12 +353,12 @@ def _check_labelled_units(lab, manifest, key: list[str], *, manifest_path: str, 
         from ._rows import _similar_hint
         hint = _similar_hint(merged.loc[extra, "doc"].unique(), manifest["doc"].unique(), manifest_path)
         raise InputError(f"{labels_path}: {int(extra.sum())} labelled row(s) are not in {manifest_path} (e.g. "
-                         f"{', '.join(f'{k}={r[k]!r}' for k in key)}); label only the units the manifest lists{hint}")
+                         f"{_unit(r, key)}); label only the units the manifest lists{hint}")
     if key[-1] == "chunk":
         dup = lab.duplicated(key)
         if dup.any():
             r = lab[dup].iloc[0]
-            raise InputError(f"{labels_path}: the unit {', '.join(f'{k}={r[k]!r}' for k in key)} is labelled "
+            raise InputError(f"{labels_path}: the unit {_unit(r, key)} is labelled "
                              "twice; give one label per unit")
 
 
