@@ -208,11 +208,19 @@ def test_cli_estimate_trec_run(ir_measures, capsys):
     assert "note: per-query nDCG@10 computed by ir-measures" in text
 
 
-def test_cli_compare_trec_runs(ir_measures, capsys):
+def test_cli_compare_trec_runs(ir_measures, capsys, tmp_path):
     assert main(["compare", "--trec-run", str(F / "run_a.trec"), "--vs-run", str(F / "run_b.trec"),
                  *_trec_flags("RR"), "--replicates", "99"]) == 0
     text = capsys.readouterr().out
     assert "run_a - run_b" in text and "trec_eval -c" in text
+    # two runs of one file name in two folders are two systems (only the same file is refused)
+    import shutil
+    for d, f in (("sys1", "run_a.trec"), ("sys2", "run_b.trec")):
+        (tmp_path / d).mkdir()
+        shutil.copy(F / f, tmp_path / d / "run.trec")
+    assert main(["compare", "--trec-run", str(tmp_path / "sys1" / "run.trec"), "--vs-run",
+                 str(tmp_path / "sys2" / "run.trec"), *_trec_flags("RR"), "--replicates", "0"]) == 0
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -222,7 +230,7 @@ def test_cli_compare_trec_runs(ir_measures, capsys):
      "drop DATA"),
     (["compare", "--trec-run", "r", "--qrels", "q", "--measure", "RR", "--doc-map", "m"], "needs --vs-run"),
     (["compare", "--trec-run", "a/r.trec", "--vs-run", "a/r.trec", "--qrels", "q", "--measure", "RR", "--doc-map",
-      "m"], "--vs-run: duplicate system 'r'"),
+      "m"], "--vs-run a/r.trec is the --trec-run file itself"),
     (["compare", "data.csv", "--doc", "d"], "missing --score, --vs"),
     (["estimate", str(F / "inspect.json"), "--format", "inspect", "--doc", "id"], "needs --score"),
 ])

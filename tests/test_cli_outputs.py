@@ -107,3 +107,42 @@ def test_two_column_flags_naming_one_column_are_named_as_flags(files, capsys, ar
     _, data, _, _ = files
     assert main([a.format(data=data) for a in argv]) == 2
     _one_line(capsys, f"{flags} both name column")
+
+
+def test_write_table_checks_the_params_frame_where_the_params_file_puts_it(tmp_path, capsys):
+    """design.frame is relative to the params file's folder, not to the command's: the frame there is
+    refused as an output, a file of the same name here is not."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir(), there.mkdir()
+    (there / "data.csv").write_text("doc,hit\nd1,1\nd1,0\nd2,1\nd3,0\n")
+    (there / "sizes.csv").write_text("doc,n\nd1,2\nd2,1\nd3,1\nd4,5\n")
+    (here / "sizes.csv").write_text("unrelated\n")
+    params = there / "p.yaml"
+    params.write_text("name: t\ndata: {path: data.csv, doc: doc, score: hit}\n"
+                      "design: {population: x, sampling: srs, frame: sizes.csv}\n"
+                      "estimand: {kind: micro, why: chunks}\nintervals: {replicates: 0}\n")
+    import os
+    old = os.getcwd()
+    os.chdir(here)
+    try:
+        frame = (there / "sizes.csv").read_bytes()
+        assert main(["estimate", "--params", str(params), "--write-table", str(there / "sizes.csv"),
+                     "--skip-simulation"]) == 2
+        _one_line(capsys, "is also an input")
+        assert (there / "sizes.csv").read_bytes() == frame
+        assert main(["estimate", "--params", str(params), "--write-table", "sizes.csv", "--skip-simulation"]) == 0
+        assert (here / "sizes.csv").read_text().startswith("doc,n,s,q")
+    finally:
+        os.chdir(old)
+
+
+def test_report_of_a_params_file_with_a_key_given_twice_gets_its_error_page(tmp_path, capsys):
+    """A file refused for a key given twice still reads as YAML: its name gets the error page, so an
+    older report of that name does not stand in for it."""
+    p = tmp_path / "dup.yaml"
+    p.write_text("name: dupname\ndata: {path: a.csv}\nestimand: {kind: micro, why: a}\n"
+                 "estimand: {kind: macro, why: b}\n")
+    out = tmp_path / "reports"
+    assert main(["report", str(p), "--out", str(out)]) == 2
+    _one_line(capsys, "is given twice")
+    assert "is given twice" in (out / "dupname" / "error.txt").read_text()

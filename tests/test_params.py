@@ -117,3 +117,14 @@ def test_a_key_given_twice_is_refused(tmp_path, text, key, line, first):
     p.write_text(text)
     with pytest.raises(ParamsError, match=rf"line {line}: key '{key}' is given twice \(first at line {first}\)"):
         load_params(p)
+
+
+def test_keys_are_compared_as_loaded(tmp_path):
+    """1 and '1' are two keys; true and yes are one (YAML reads both as True)."""
+    from perdoc.study.params import read_yaml
+    assert read_yaml("a: {1: x, '1': y}\n") == {"a": {1: "x", "1": "y"}}
+    assert read_yaml("a: [{x: 1, y: 2}, {x: 3, y: 4}]\n") == {"a": [{"x": 1, "y": 2}, {"x": 3, "y": 4}]}
+    p = tmp_path / "p.yaml"
+    p.write_text("a: {true: x, yes: y}\n")
+    with pytest.raises(ParamsError, match="is given twice"):
+        load_params(p)

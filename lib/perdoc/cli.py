@@ -684,8 +684,9 @@ def _estimate_params(args) -> int:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
     from ._paths import refuse_overwriting_inputs
+    from .study.run import frame_path
     refuse_overwriting_inputs("--write-table", args.write_table, args.params, study.data.path, study.census,
-                              getattr(study.design, "frame", None), study.data.judge_file)
+                              frame_path(study), study.data.judge_file)
     if args.engine is not None:  # the params' data, read by the engine named on the command line
         study = replace(study, data=replace(study.data, engine=args.engine))
     iv = study.intervals
@@ -752,8 +753,9 @@ def _compare(args) -> int:
     runs = args.vs_run or []
     if len(runs) > 1:
         return _compare_many(args, [args.trec_run, *runs], trec=True)
-    if len(runs) == 1 and args.trec_run is not None:   # (a run against itself: a difference of 0, no interval)
-        _many_names([args.trec_run, runs[0]], "--vs-run", True)
+    if len(runs) == 1 and args.trec_run is not None and _same_file(args.trec_run, runs[0]):
+        from .errors import ParameterError   # (a run against itself: a difference of 0, no interval)
+        raise ParameterError(f"--vs-run {runs[0]} is the --trec-run file itself: compare two different runs")
     args = argparse.Namespace(**{**vars(args), "vs_run": runs[0] if runs else None})
     try:
         pairs, exclusions = _load_compare_pairs(args)
@@ -891,6 +893,15 @@ def _many_names(systems: list, flag: str, trec: bool) -> list[str]:
     if len(names) < 2:
         raise ParameterError(f"{flag}: need at least 2 systems to compare (got {len(names)})")
     return names
+
+
+def _same_file(a, b) -> bool:
+    """Whether two paths name one file (the same path when either is not there)."""
+    import os
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, TypeError, ValueError):
+        return os.path.abspath(str(a)) == os.path.abspath(str(b))
 
 
 def _regular_file(path) -> bool:

@@ -854,14 +854,49 @@ def _declared_name(params_file: Path) -> str | None:
     """The ``name:`` a params file declares, if it reads as YAML and the name is a valid folder name."""
     import yaml
 
-    from ..study.params import ParamsError, check_name, read_yaml
+    from ..study.params import ParamsError, YamlDuplicateKeyError, check_name, read_yaml
     try:   # read as load_params reads it: no anchors or aliases, bounded nesting
         raw = read_yaml(params_file.read_text(encoding="utf-8"))
+    except YamlDuplicateKeyError:
+        # it reads as YAML but is refused: its name (given once) still gets the error page
+        return _name_despite_duplicates(params_file)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
         return None
     name = raw.get("name") if isinstance(raw, dict) else None
     try:
         return check_name(name)   # the rule of the params key name: a valid folder name, not too long
+    except ParamsError:
+        return None
+
+
+def _name_despite_duplicates(params_file: Path) -> str | None:
+    """The top-level ``name:`` of a params file refused for a key given twice, when ``name`` itself is
+    given once (read without the duplicate-key check, still with no anchors, aliases or deep nesting)."""
+    import yaml
+
+    from ..study.params import ParamsError, _ParamsLoader, check_name
+    names = []
+
+    class _Lenient(_ParamsLoader):
+        def construct_mapping(self, node, deep=False):
+            if self.root is node:
+                names.extend(v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "name")
+            return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
+
+    try:
+        loader = _Lenient(params_file.read_text(encoding="utf-8"))
+        try:
+            node = loader.get_single_node()
+            loader.root = node
+            raw = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        return None
+    if len(names) != 1 or not isinstance(raw, dict):
+        return None
+    try:
+        return check_name(raw.get("name"))
     except ParamsError:
         return None
 

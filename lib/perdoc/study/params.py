@@ -386,12 +386,18 @@ class _ParamsLoader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
             seen = {}
-            for key_node, _ in node.value:
-                if isinstance(key_node, yaml.ScalarNode):
-                    line = key_node.start_mark.line + 1
-                    if key_node.value in seen:
-                        raise YamlDuplicateKeyError(key_node.value, line, seen[key_node.value])
-                    seen[key_node.value] = line
+            for key_node, _ in node.value:   # (keys as loaded: 1 and '1' differ, true and yes do not)
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = self.construct_object(key_node, deep=False)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise YamlDuplicateKeyError(str(key_node.value), line, first)
+                seen[key] = line
         return super().construct_mapping(node, deep=deep)
 
 
