@@ -1059,3 +1059,12 @@ def test_a_dataframe_column_duckdb_cannot_read(tmp_path):
     bad = pd.DataFrame({"doc": base["doc"], "score": pd.period_range("2024-01", periods=4, freq="M")})
     with pytest.raises(InputError, match=r"DuckDB cannot read its column 'score' of type period\[M\]"):
         pio.load_chunks(bad, "doc", "score")
+
+
+def test_a_score_column_with_no_value_at_all_is_missing_scores():
+    """A DataFrame score column holding only None has DuckDB's type NULL: its rows are missing scores,
+    refused as a column of NaN is (it was "has type NULL; it must hold numbers")."""
+    import pandas as pd
+    for values in ([None, None, None], [float("nan")] * 3):
+        with pytest.raises(InputError, match=r"column 'score' in the DataFrame: 3 row\(s\) have a missing score"):
+            pio.load_chunks(pd.DataFrame({"doc": ["a", "b", "c"], "score": values}), "doc", "score")
