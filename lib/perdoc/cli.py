@@ -511,7 +511,7 @@ def _estimate(args) -> int:
     if args.sample is not None:
         from .cli_sample import run_estimate_sample
         return run_estimate_sample(args, format_estimates, _print_text)
-    from ._paths import refuse_overwriting_inputs
+    from ._cli_checks import refuse_overwriting_inputs
     refuse_overwriting_inputs("--write-table", args.write_table, args.data, args.frame, args.qrels, args.trec_run,
                               args.doc_map)
     table = _adapted_input(args)
@@ -683,7 +683,7 @@ def _estimate_params(args) -> int:
     if clash:
         raise ParameterError(f"--params takes the data, columns and design from the file; drop {', '.join(clash)}")
     study = load_params(args.params)
-    from ._paths import refuse_overwriting_inputs
+    from ._cli_checks import refuse_overwriting_inputs
     from .study.run import frame_path
     refuse_overwriting_inputs("--write-table", args.write_table, args.params, study.data.path, study.census,
                               frame_path(study), study.data.judge_file)
@@ -753,7 +753,8 @@ def _compare(args) -> int:
     runs = args.vs_run or []
     if len(runs) > 1:
         return _compare_many(args, [args.trec_run, *runs], trec=True)
-    if len(runs) == 1 and args.trec_run is not None and _same_file(args.trec_run, runs[0]):
+    from ._cli_checks import same_file
+    if len(runs) == 1 and args.trec_run is not None and same_file(args.trec_run, runs[0]):
         from .errors import ParameterError   # (a run against itself: a difference of 0, no interval)
         raise ParameterError(f"--vs-run {runs[0]} is the --trec-run file itself: compare two different runs")
     args = argparse.Namespace(**{**vars(args), "vs_run": runs[0] if runs else None})
@@ -893,15 +894,6 @@ def _many_names(systems: list, flag: str, trec: bool) -> list[str]:
     if len(names) < 2:
         raise ParameterError(f"{flag}: need at least 2 systems to compare (got {len(names)})")
     return names
-
-
-def _same_file(a, b) -> bool:
-    """Whether two paths name one file (the same path when either is not there)."""
-    import os
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, TypeError, ValueError):
-        return os.path.abspath(str(a)) == os.path.abspath(str(b))
 
 
 def _regular_file(path) -> bool:

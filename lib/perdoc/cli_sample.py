@@ -210,7 +210,7 @@ def run_sample(args) -> int:
     from .study.sampling import DEFAULT_ICC, draw_sample
     from pathlib import Path
 
-    from ._paths import refuse_overwriting_inputs
+    from ._cli_checks import refuse_overwriting_inputs
     from .errors import ParameterError
     # options of other designs are refused, not passed over (the record would say they were not used)
     for flag, given, designs in (("--with-replacement", args.with_replacement, ("pps",)),
@@ -290,15 +290,13 @@ def run_estimate_sample(args, format_estimates, print_text=print) -> int:
                                  "population and the sizes")
     # what the design-based estimate does not use is refused, not passed over (an output file that
     # is never written, a bootstrap that never runs, a declared metric that is never checked)
-    unused = [flag for flag, v in (("--write-table", args.write_table), ("--replicates", args.replicates),
-                                   ("--seed", args.seed), ("--metric", args.metric), ("--format", args.format),
-                                   ("--engine", args.engine), ("--backend", args.backend), ("--table", args.table),
-                                   ("--trec-run", args.trec_run), ("--qrels", args.qrels),
-                                   ("--measure", args.measure), ("--doc-map", args.doc_map)) if v is not None]
-    if unused:
-        raise ParameterError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not go with --sample: the "
-                             "labels are read as a CSV/TSV/Parquet table and estimated by the manifest's design "
-                             "(no bootstrap)")
+    from ._cli_checks import refuse_flags
+    refuse_flags((("--write-table", args.write_table), ("--replicates", args.replicates), ("--seed", args.seed),
+                  ("--metric", args.metric), ("--format", args.format), ("--engine", args.engine),
+                  ("--backend", args.backend), ("--table", args.table), ("--trec-run", args.trec_run),
+                  ("--qrels", args.qrels), ("--measure", args.measure), ("--doc-map", args.doc_map)),
+                 "go with --sample: the labels are read as a CSV/TSV/Parquet table and estimated by the "
+                 "manifest's design (no bootstrap)")
     level = check_level(0.95 if args.level is None else args.level)
     manifest = read_manifest(args.sample, args.doc, allow_similar_ids=args.allow_similar_ids)
     labels = read_table_file(args.data, "the labels")
@@ -330,12 +328,10 @@ def run_simulate_design(args, print_text=print) -> int:
         raise ParameterError("--design simulates one system from --census, --doc and --score (not --params or --vs)")
     if args.census is None or args.doc is None or args.score is None or args.k is None:
         raise ParameterError("--design needs --census, --doc, --score and --k")
-    unused = [flag for flag, v in (("--replicates", args.replicates), ("--frame", args.frame or None),
-                                   ("--engine", args.engine), ("--backend", args.backend), ("--table", args.table))
-              if v is not None]
-    if unused:   # (the design-based intervals have no bootstrap; the census is read as a file here)
-        raise ParameterError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not go with --design: it "
-                             "simulates the design-based intervals (no bootstrap) on the census file")
+    from ._cli_checks import refuse_flags
+    refuse_flags((("--replicates", args.replicates), ("--frame", args.frame), ("--engine", args.engine),
+                  ("--backend", args.backend), ("--table", args.table)),
+                 "go with --design: it simulates the design-based intervals (no bootstrap) on the census file")
     if args.with_replacement and args.design != "pps":
         raise ParameterError(f"--with-replacement goes with --design pps (the {args.design} design draws "
                              "without replacement)")

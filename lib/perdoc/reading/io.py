@@ -843,7 +843,7 @@ class _Source:
         """SQL for (raw value, value as DOUBLE, whether raw is text that may fail to parse)."""
         col = self.ref(name)
         typ = self.types[name].upper()
-        if typ == "BOOLEAN" or typ.startswith(_NUMERIC_TYPES) or typ == '"NULL"' or typ == "NULL":
+        if typ == "BOOLEAN" or typ.startswith(_NUMERIC_TYPES) or typ.strip('"') == "NULL":
             # (a column with no value at all has DuckDB's type NULL: its rows are missing scores,
             # counted and refused as any missing score is, not a column of the wrong type)
             return col, f"CAST({col} AS DOUBLE)", False

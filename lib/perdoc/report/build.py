@@ -875,25 +875,19 @@ def _name_despite_duplicates(params_file: Path) -> str | None:
     import yaml
 
     from ..study.params import ParamsError, _ParamsLoader, check_name
-    names = []
-
-    class _Lenient(_ParamsLoader):
-        def construct_mapping(self, node, deep=False):
-            if self.root is node:
-                names.extend(v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "name")
-            return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
-
+    loader = _ParamsLoader(params_file.read_text(encoding="utf-8"))
+    loader.unique_keys = False
     try:
-        loader = _Lenient(params_file.read_text(encoding="utf-8"))
-        try:
-            node = loader.get_single_node()
-            loader.root = node
-            raw = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        node = loader.get_single_node()
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        given = [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "name"]
+        raw = loader.construct_document(node)
+    except (yaml.YAMLError, ValueError):
         return None
-    if len(names) != 1 or not isinstance(raw, dict):
+    finally:
+        loader.dispose()
+    if len(given) != 1:
         return None
     try:
         return check_name(raw.get("name"))

@@ -119,12 +119,11 @@ def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "p
     ``chunk_scores``: every chunk's score in the census's order (a take of a continuous metric).
     ``tail``: :func:`pilot_tail` of a pilot-made population; when it says ``restrict``, only the
     self-weighting designs may be recommended (the others are still simulated and shown)."""
-    from .design_sim import check_simulation, simulate_design
+    from .design_sim import check_simulation, check_take, simulate_design
+    from .sampling import check_costs
     # checked once here: a value no simulation can take must not read as "not possible" on every row
     reps, seed, level = check_simulation(reps, seed, level)
-    for name, v in (("--cost-doc", cost_doc), ("--cost-chunk", cost_chunk)):
-        if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            raise ParameterError(f"{name} must be a finite number >= 0, got {v!r}")
+    check_costs(cost_doc, cost_chunk)
     if (half_width is None) == (budget is None):
         raise ParameterError("give either --half-width (a target) or --budget (what the labels may cost)")
     for name, v in (("--half-width", half_width), ("--budget", budget)):
@@ -132,8 +131,7 @@ def plan_designs(census, *, ks=(5, 10, 20, 40), designs=("srs", "stratified", "p
             raise ParameterError(f"{name} must be a positive number, got {v!r}")
     takes = (take,) if takes is None else tuple(dict.fromkeys(takes))
     for m in takes:
-        if m is not None and not (isinstance(m, (int, np.integer)) and m >= 1):
-            raise ParameterError(f"--take must be a whole number of chunks >= 1, got {m!r}")
+        check_take(m)
     grid = sorted({int(k) for k in ks if 2 <= int(k) < census.K})
     if not grid:
         raise ParameterError(f"no K on the grid fits a population of {census.K} documents")

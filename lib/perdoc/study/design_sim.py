@@ -57,7 +57,6 @@ def load_census(source, *, doc: str, score: str, takes=(None,), **read_options):
     return census, x
 
 
-@memoized
 def check_simulation(reps, seed, level) -> tuple[int, int, float]:
     """A simulation's repetitions (1 .. :data:`perdoc.simulate.MAX_REPS`), seed (>= 0) and level,
     checked as :func:`perdoc.simulate.simulate` checks them; else ParameterError naming the rule."""
@@ -69,6 +68,13 @@ def check_simulation(reps, seed, level) -> tuple[int, int, float]:
     return reps, _check_int("seed", seed, 0), float(check_level(level))
 
 
+def check_take(take) -> None:
+    """A take (chunks labelled per drawn document): None (whole documents) or a whole number >= 1."""
+    if take is not None and (isinstance(take, bool) or not isinstance(take, (int, np.integer)) or take < 1):
+        raise ParameterError(f"--take must be a whole number of chunks >= 1, got {take!r}")
+
+
+@memoized
 def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int = 1, level: float = 0.95,
                     take: int | None = None, chunk_scores=None, **options) -> dict:
     """Coverage, Monte Carlo SE, mean width and misses of the design-based intervals (micro mean) over
@@ -82,8 +88,7 @@ def simulate_design(census, *, design: str, k: int, reps: int = 1000, seed: int 
     from ..methods.survey import design_estimate
     from ..reading.manifest import SampleData, stage_fractions
     reps, seed, level = check_simulation(reps, seed, level)
-    if take is not None and (isinstance(take, bool) or not isinstance(take, (int, np.integer)) or take < 1):
-        raise ParameterError(f"--take must be a whole number of chunks >= 1, got {take!r}")
+    check_take(take)
     n = np.asarray(census.n, dtype=float)
     s = np.asarray(census.s, dtype=float) / census.scale
     q = None if census.q is None else np.asarray(census.q, dtype=float) / census.scale ** 2

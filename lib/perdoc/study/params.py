@@ -383,8 +383,11 @@ class _ParamsLoader(yaml.SafeLoader):
         finally:
             self._where.pop()
 
+    #: Whether a key given twice in a mapping is refused (:class:`YamlDuplicateKeyError`).
+    unique_keys = True
+
     def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
+        if self.unique_keys and isinstance(node, yaml.MappingNode):
             seen = {}
             for key_node, _ in node.value:   # (keys as loaded: 1 and '1' differ, true and yes do not)
                 if not isinstance(key_node, yaml.ScalarNode):

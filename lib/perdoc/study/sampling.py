@@ -369,6 +369,13 @@ def prepare_design(frame, *, design: str, k: int, take: int | None = None, strat
     return PreparedDesign(frame=frame, n=n, k=k, take=take, info=info, kind=kind, parts=parts)
 
 
+def check_costs(cost_doc, cost_chunk) -> None:
+    """Each cost (of a drawn document, of a labelled chunk) a finite number >= 0; else ParameterError."""
+    for name, v in (("--cost-doc", cost_doc), ("--cost-chunk", cost_chunk)):
+        if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ParameterError(f"{name} must be a finite number >= 0, got {v!r}")
+
+
 def _check_draw(design: str, k, take, *, allocation: str, remainder: str, cost_doc, cost_chunk, icc) -> int:
     """The arguments of :func:`draw_sample` that do not need the frame, checked; ``k`` as an int."""
     if design not in DESIGNS:
@@ -382,9 +389,7 @@ def _check_draw(design: str, k, take, *, allocation: str, remainder: str, cost_d
         raise ParameterError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
     if remainder not in ("srs", "pps"):
         raise ParameterError(f"--remainder must be srs or pps, got {remainder!r}")
-    for name, v in (("--cost-doc", cost_doc), ("--cost-chunk", cost_chunk)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            raise ParameterError(f"{name} must be a finite number >= 0, got {v!r}")
+    check_costs(cost_doc, cost_chunk)
     if cost_doc + cost_chunk <= 0:
         raise ParameterError("--cost-doc and --cost-chunk cannot both be 0")
     if not (0.0 <= icc < 1.0):
